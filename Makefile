@@ -1,0 +1,32 @@
+# The two front-door commands (see README.md): `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_HOME ?= $(CURDIR)/.demo
+
+.PHONY: demo test venv lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(BIN)/.installed
+
+# Real Airflow (scheduler, dag-processor, API server, triggerer) on an embedded SQLite DB,
+# with dags_examples/ as the DAGs folder.
+demo: venv
+	AIRFLOW_HOME=$(DEMO_HOME) PATH=$(CURDIR)/$(BIN):$$PATH bash scripts/demo.sh
+
+test: venv
+	$(BIN)/python -m pytest
+
+lint: venv
+	$(BIN)/ruff check .
+
+bench: venv
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info

@@ -1,0 +1,1 @@
+"""Tessera operators: what a run does with its schedule."""

@@ -1,0 +1,1 @@
+"""Tessera's Airflow wiring: the plugin, the dag policy and the macros."""

@@ -1,0 +1,51 @@
+"""Epoch-aligned interval cadences: occurrences are whole multiples of the interval since 1970-01-01 UTC.
+
+Because the grid is anchored at the Unix epoch rather than at a start date or
+at "now", every scheduler instance, restart and machine computes the same
+occurrences, and each occurrence is also a bucket boundary of any query that
+groups by the same interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .durations import US_PER_DAY, format_duration
+
+
+def check_interval(field: str, value: object, us: int) -> None:
+    """Refuse intervals that neither divide a day nor are a whole number of days.
+
+    A divisor of 24h repeats the same times every day; "7m" or "5h" would drift
+    through the day and mean a different set of times each day.
+    """
+    if us <= 0:
+        raise ValueError(f"{field}: {value!r} must be more than zero; e.g. '5m'")
+    if US_PER_DAY % us and us % US_PER_DAY:
+        unit = "a day" if us < US_PER_DAY else "a whole number of days"
+        raise ValueError(
+            f"{field}: {value!r} ({format_duration(us)}) does not divide {unit} evenly; use a divisor "
+            f"of 24h such as 30s, 5m, 45m or 6h, or a whole number of days such as 1d or 2d"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EpochGrid:
+    """Occurrences at ``k * interval`` microseconds since the Unix epoch, for every integer ``k``."""
+
+    interval: int
+
+    def following(self, t: int) -> int:
+        return (t // self.interval + 1) * self.interval
+
+    def at_or_before(self, t: int) -> int:
+        return t - t % self.interval
+
+    def at_or_after(self, t: int) -> int:
+        return -(-t // self.interval) * self.interval
+
+    def preceding(self, occurrence: int) -> int:
+        return occurrence - self.interval
+
+    def back(self, occurrence: int, steps: int) -> int:
+        return occurrence - steps * self.interval

@@ -1,0 +1,77 @@
+"""A schedule's plan: for each occurrence, when its run may start and which window it evaluates.
+
+``delay`` shifts both window bounds back (data still in flight gets time to
+land) while the run stays due at the occurrence; ``lookback`` replaces the
+window's span (the previous occurrence) by a fixed duration; ``phase`` only
+moves when the run starts, never the window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cadence import Cadence
+from .catch_up import next_occurrence
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRun:
+    """One fire of a schedule, all instants in microseconds since the Unix epoch."""
+
+    occurrence: int
+    run_after: int
+    window_start: int
+    window_end: int
+    interval: int
+    """The real spacing of this occurrence from the previous one (23h/25h across DST)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    cadence: Cadence
+    delay: int = 0
+    lookback: int | None = None
+    phase: int = 0
+
+    def run(self, occurrence: int) -> PlannedRun:
+        previous = self.cadence.preceding(occurrence)
+        end = occurrence - self.delay
+        start = (occurrence - self.lookback if self.lookback is not None else previous) - self.delay
+        return PlannedRun(occurrence, occurrence + self.phase, start, end, occurrence - previous)
+
+    def occurrence_of_window_end(self, window_end: int) -> int:
+        """Recover the occurrence a run belongs to from its window end (what Airflow stores)."""
+        return window_end + self.delay
+
+    def next_run(
+        self,
+        *,
+        last_window_end: int | None,
+        earliest: int | None,
+        latest: int | None,
+        now: int,
+        backlog: int | None,
+    ) -> PlannedRun | None:
+        last = None if last_window_end is None else self.occurrence_of_window_end(last_window_end)
+        occurrence = next_occurrence(
+            self.cadence,
+            last=last,
+            earliest=earliest,
+            latest=latest,
+            now=now,
+            phase=self.phase,
+            backlog=backlog,
+        )
+        return None if occurrence is None else self.run(occurrence)
+
+    def upcoming(self, after: int, count: int) -> list[PlannedRun]:
+        """The next ``count`` runs whose occurrence is strictly after ``after``."""
+        runs, occurrence = [], after
+        for _ in range(count):
+            occurrence = self.cadence.following(occurrence)
+            runs.append(self.run(occurrence))
+        return runs
+
+    def latest_at_or_before(self, t: int) -> PlannedRun:
+        """The run of the newest occurrence at or before ``t`` (a manual trigger's window)."""
+        return self.run(self.cadence.at_or_before(t))

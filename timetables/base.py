@@ -1,0 +1,237 @@
+"""The Airflow adapter shared by every tessera timetable.
+
+A subclass supplies a pure :class:`~tessera.timetables._time.plan.Plan` (its
+cadence, delay, lookback and phase) and how to describe and serialize itself;
+this class turns the plan into Airflow's ``DagRunInfo`` answers. It is the only
+layer that reads "now", through Airflow's ``timezone.utcnow`` so tests can
+freeze it.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pendulum
+from airflow._shared.timezones.timezone import utcnow
+from airflow.exceptions import AirflowTimetableInvalid
+from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
+
+from ._time.durations import format_duration
+from ._time.plan import Plan, PlannedRun
+from .policies import CatchUp, Phase, catch_up_from_dict, catch_up_to_dict, phase_from_dict
+
+if TYPE_CHECKING:
+    from airflow.models.dag import DagModel
+    from airflow.timetables.base import TimeRestriction
+    from pendulum import DateTime
+
+_EPOCH = pendulum.DateTime(1970, 1, 1, tzinfo=pendulum.UTC)
+_add = datetime.datetime.__add__
+_sub = datetime.datetime.__sub__
+
+
+def to_us(moment: datetime.datetime) -> int:
+    """An aware datetime as microseconds since the Unix epoch (datetime's own C arithmetic, exact)."""
+    delta = _sub(moment, _EPOCH)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_us(us: int) -> DateTime:
+    """Microseconds since the Unix epoch as a UTC pendulum ``DateTime`` (what Airflow stores)."""
+    return _add(_EPOCH, datetime.timedelta(microseconds=us))
+
+
+class TesseraTimetable(Timetable):
+    """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
+
+    ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
+    backfill's range) bound the *occurrence*, inclusively, as for Airflow's own
+    trigger timetables. With the DAG's ``catchup=False`` (Airflow's default) the
+    schedule's catch-up policy decides what runs after downtime; with
+    ``catchup=True``, and always under ``airflow backfill create``, every
+    occurrence in range runs.
+    """
+
+    periodic = True
+    can_be_scheduled = True
+    version: ClassVar[int] = 1
+
+    _plan: Plan
+    _catch_up: CatchUp
+    _phase_policy: Phase | None
+    _key: str | None
+    _dag_catchup: bool | None = None
+    """The DAG's own ``catchup`` flag, recorded by the dag policy (None: not known)."""
+    _dag_end_us: int | None = None
+    """The DAG's ``end_date``, recorded by the dag policy."""
+
+    # -- what a subclass provides -------------------------------------------------------------
+
+    def _cadence_summary(self) -> str:
+        raise NotImplementedError
+
+    def _spec(self) -> dict[str, Any]:
+        """The subclass's own serialized fields."""
+        raise NotImplementedError
+
+    # -- identity -----------------------------------------------------------------------------
+
+    @property
+    def key(self) -> str | None:
+        """What the phase hash is computed from: ``key=`` if given, else the DAG id."""
+        return self._key
+
+    @property
+    def phase_ms(self) -> int:
+        return self._plan.phase // 1000
+
+    def bind(self, *, dag_id: str, catchup: bool, end_date: datetime.datetime | None) -> TesseraTimetable:
+        """A copy of this timetable that knows its DAG (the dag policy calls this).
+
+        A copy, because one timetable object may be shared by several DAG files' DAGs,
+        and each must hash its own id.
+        """
+        bound = copy.copy(self)
+        bound._dag_catchup = catchup
+        bound._dag_end_us = None if end_date is None else to_us(end_date)
+        if bound._key is None:
+            bound._key = dag_id
+            bound._plan = self._with_phase_key(dag_id)
+        return bound
+
+    def _with_phase_key(self, key: str) -> Plan:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.serialize() == other.serialize()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted((k, repr(v)) for k, v in self.serialize().items())))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.summary}>"
+
+    # -- what the UI shows --------------------------------------------------------------------
+
+    @property
+    def summary(self) -> str:
+        parts = [self._cadence_summary()]
+        if self._plan.lookback is not None:
+            parts.append(f"window {format_duration(self._plan.lookback)}")
+        if self._plan.delay:
+            parts.append(f"delay {format_duration(self._plan.delay)}")
+        if self._phase_policy is not None or self._plan.phase:
+            parts.append(f"phase {format_duration(self._plan.phase)}")
+        if self._catch_up.backlog != 1:
+            parts.append(f"catch-up {self._catch_up.describe()}")
+        return " · ".join(parts)
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        window = (
+            f"the {format_duration(self._plan.lookback)} before it"
+            if self._plan.lookback is not None
+            else "the time since the previous occurrence"
+        )
+        delay = f", shifted back {format_duration(self._plan.delay)}" if self._plan.delay else ""
+        phase = f"; runs start {format_duration(self._plan.phase)} after each occurrence" if self._plan.phase else ""
+        return f"Runs {self._cadence_summary()}; each run evaluates {window}{delay}{phase}."
+
+    # -- serialization ------------------------------------------------------------------------
+
+    def serialize(self) -> dict[str, Any]:
+        data = {
+            "version": self.version,
+            **self._spec(),
+            "delay_us": self._plan.delay,
+            "window_us": self._plan.lookback,
+            "phase": None if self._phase_policy is None else self._phase_policy.to_dict(),
+            "catch_up": catch_up_to_dict(self._catch_up),
+            "key": self._key,
+            "dag_catchup": self._dag_catchup,
+            "dag_end_us": self._dag_end_us,
+        }
+        return data
+
+    @staticmethod
+    def _common_kwargs(data: dict[str, Any]) -> dict[str, Any]:
+        """Constructor keywords shared by every subclass, read back from ``serialize()``."""
+        window_us = data.get("window_us")
+        phase = data.get("phase")
+        return {
+            "delay": datetime.timedelta(microseconds=data.get("delay_us", 0)),
+            "window": None if window_us is None else datetime.timedelta(microseconds=window_us),
+            "phase": None if phase is None else phase_from_dict(phase),
+            "catch_up": catch_up_from_dict(data.get("catch_up", {"kind": "latest"})),
+            "key": data.get("key"),
+        }
+
+    def _restore_binding(self, data: dict[str, Any]) -> TesseraTimetable:
+        self._dag_catchup = data.get("dag_catchup")
+        self._dag_end_us = data.get("dag_end_us")
+        return self
+
+    def validate(self) -> None:
+        # Constructors already refuse bad input with a ValueError naming the field; this
+        # re-checks the one invariant a hand-edited serialized DAG could still break.
+        if self._plan.phase < 0:
+            raise AirflowTimetableInvalid(f"phase: {self._plan.phase}us must not be negative")
+
+    # -- scheduling ---------------------------------------------------------------------------
+
+    def _info(self, run: PlannedRun) -> DagRunInfo:
+        return DagRunInfo(
+            run_after=from_us(run.run_after),
+            data_interval=DataInterval(from_us(run.window_start), from_us(run.window_end)),
+        )
+
+    def next_dagrun_info_v2(
+        self, *, last_dagrun_info: DagRunInfo | None, restriction: TimeRestriction
+    ) -> DagRunInfo | None:
+        last_end = None
+        if last_dagrun_info is not None and last_dagrun_info.data_interval is not None:
+            last_end = to_us(last_dagrun_info.data_interval.end)
+        run = self._plan.next_run(
+            last_window_end=last_end,
+            earliest=None if restriction.earliest is None else to_us(restriction.earliest),
+            latest=None if restriction.latest is None else to_us(restriction.latest),
+            now=to_us(utcnow()),
+            backlog=None if restriction.catchup else self._catch_up.backlog,
+        )
+        return None if run is None else self._info(run)
+
+    def next_dagrun_info(
+        self, *, last_automated_data_interval: DataInterval | None, restriction: TimeRestriction
+    ) -> DagRunInfo | None:
+        last = None
+        if last_automated_data_interval is not None:
+            last = DagRunInfo(run_after=last_automated_data_interval.end, data_interval=last_automated_data_interval)
+        return self.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
+
+    def next_run_info_from_dag_model(self, *, dag_model: DagModel) -> DagRunInfo | None:
+        """The run the scheduler is about to create, re-checked against the catch-up policy.
+
+        The next run is stored in the metadata DB when the previous one is created. After
+        downtime that stored run is stale: creating it would run an occurrence the
+        catch-up policy skips. So when the DAG does not catch up, the stored occurrence
+        is moved forward to the oldest one the policy still owes.
+        """
+        stored = super().next_run_info_from_dag_model(dag_model=dag_model)
+        if stored is None or stored.data_interval is None or self._dag_catchup is not False:
+            return stored
+        occurrence = self._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
+        cadence = self._plan.cadence
+        newest_due = cadence.at_or_before(to_us(utcnow()) - self._plan.phase)
+        oldest_owed = cadence.back(newest_due, self._catch_up.backlog - 1)
+        if oldest_owed <= occurrence or (self._dag_end_us is not None and oldest_owed > self._dag_end_us):
+            return stored
+        return self._info(self._plan.run(oldest_owed))
+
+    def infer_manual_data_interval(self, *, run_after: DateTime) -> DataInterval:
+        """A manual run evaluates the window of the newest occurrence at or before the trigger."""
+        run = self._plan.latest_at_or_before(to_us(run_after))
+        return DataInterval(from_us(run.window_start), from_us(run.window_end))

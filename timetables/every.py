@@ -1,0 +1,103 @@
+"""``Every``: epoch-aligned interval schedules whose windows tile time."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from ._time.durations import format_duration, parse_duration
+from ._time.grid import EpochGrid, check_interval
+from ._time.phase import MAX_DEFAULT_SPREAD
+from ._time.plan import Plan
+from .base import TesseraTimetable
+from .calendar import Calendar
+from .policies import CatchUp, Phase, Spread, check_catch_up, check_phase
+
+
+class Every(TesseraTimetable):
+    """Run at every multiple of ``interval`` since the Unix epoch (UTC).
+
+    :param interval: a divisor of a day (``"30s"``, ``"5m"``, ``"45m"``, ``"6h"``) or a
+        whole number of days (``"2d"``), as a string or ``timedelta``.
+    :param delay: shifts both window bounds back; the run is still due at the occurrence.
+    :param window: evaluate this fixed lookback instead of the time since the previous
+        occurrence (windows then overlap); occurrence times do not change.
+    :param phase: when a run starts after its occurrence: ``Spread(max=...)`` (a stable hash
+        of the DAG id) or ``Fixed(...)``. Default: spread below the interval or 15 minutes,
+        whichever is shorter. Never moves the window.
+    :param catch_up: ``Latest()`` (default) or ``Backfill(limit=N)``.
+    :param key: hash this instead of the DAG id to pick the phase.
+
+    The 12:05 occurrence of ``Every("5m", delay="30s", phase=Fixed("2m10s"))`` runs at
+    12:07:10 and evaluates 11:59:30 -> 12:04:30; the 12:10 one evaluates 12:04:30 -> 12:09:30.
+    """
+
+    def __init__(
+        self,
+        interval: str | datetime.timedelta,
+        *,
+        delay: str | datetime.timedelta | None = None,
+        window: str | datetime.timedelta | None = None,
+        phase: Phase | None = None,
+        catch_up: CatchUp | None = None,
+        key: str | None = None,
+    ) -> None:
+        interval_us = parse_duration("every", interval)
+        check_interval("every", interval, interval_us)
+        self._interval_us = interval_us
+        delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
+        lookback = None if window is None else parse_duration("window", window)
+        self._phase_policy = check_phase(phase)
+        self._catch_up = check_catch_up(catch_up)
+        if key is not None and (not isinstance(key, str) or not key):
+            raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
+        self._key = key
+        self._plan = Plan(EpochGrid(interval_us), delay_us, lookback, self._resolve_phase(key))
+
+    # Calendar cadences read as sentences: Every.day(at="07:00", timezone="Europe/Amsterdam").
+    @staticmethod
+    def hour(*args: Any, **kwargs: Any) -> Calendar:
+        """Every ``every`` hours (a divisor of 24); see :meth:`Calendar.hour`."""
+        return Calendar.hour(*args, **kwargs)
+
+    @staticmethod
+    def day(*args: Any, **kwargs: Any) -> Calendar:
+        """Every ``every`` days at a wall-clock time; see :meth:`Calendar.day`."""
+        return Calendar.day(*args, **kwargs)
+
+    @staticmethod
+    def week(*args: Any, **kwargs: Any) -> Calendar:
+        """Every ``every`` weeks on a weekday at a wall-clock time; see :meth:`Calendar.week`."""
+        return Calendar.week(*args, **kwargs)
+
+    @staticmethod
+    def month(*args: Any, **kwargs: Any) -> Calendar:
+        """Every ``every`` months on a day (31 = the month's last day); see :meth:`Calendar.month`."""
+        return Calendar.month(*args, **kwargs)
+
+    def _resolve_phase(self, key: str | None) -> int:
+        policy = self._phase_policy if self._phase_policy is not None else Spread()
+        return policy.resolve(key, min(self._interval_us, MAX_DEFAULT_SPREAD))
+
+    def _with_phase_key(self, key: str) -> Plan:
+        plan = self._plan
+        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
+
+    def _cadence_summary(self) -> str:
+        return f"every {format_duration(self._interval_us)}"
+
+    @property
+    def summary(self) -> str:
+        # The default phase is part of the schedule too: show it once the DAG id is known.
+        text = super().summary
+        if self._phase_policy is None and not self._plan.phase and self._key is None:
+            text += " · phase spread"
+        return text
+
+    def _spec(self) -> dict[str, Any]:
+        return {"interval_us": self._interval_us}
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> Every:
+        timetable = cls(datetime.timedelta(microseconds=data["interval_us"]), **cls._common_kwargs(data))
+        return timetable._restore_binding(data)

@@ -1,0 +1,147 @@
+"""The small value objects a schedule is configured with: phase (Spread, Fixed) and catch-up (Latest, Backfill).
+
+They import nothing from Airflow, so DAG files and the pure arithmetic can share them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from ._time.durations import US_PER_SECOND, parse_duration
+from ._time.phase import spread_phase
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A phase taken from a stable hash of the DAG id (or ``key``), below ``max``.
+
+    Without ``max`` an interval cadence spreads over the interval or 15 minutes,
+    whichever is shorter, and a calendar cadence over 15 minutes. ``step`` is the
+    resolution: ``Spread(max="15m", step="1m")`` gives the anti-herd offset of 0 to
+    14 whole minutes.
+    """
+
+    max: str | timedelta | None = None
+    step: str | timedelta = "1s"
+    max_us: int | None = field(init=False, repr=False, compare=False)
+    step_us: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        max_us = None if self.max is None else parse_duration("phase.spread.max", self.max)
+        step_us = parse_duration("phase.spread.step", self.step)
+        if max_us is not None and step_us > max_us:
+            raise ValueError(
+                f"phase.spread.step: {self.step!r} is longer than max {self.max!r}; use a step below max"
+            )
+        object.__setattr__(self, "max_us", max_us)
+        object.__setattr__(self, "step_us", step_us)
+
+    def resolve(self, key: str | None, default_bound: int) -> int:
+        if key is None:
+            return 0
+        return spread_phase(key, self.max_us if self.max_us is not None else default_bound, self.step_us)
+
+    def to_dict(self) -> dict:
+        return {"kind": "spread", "max_us": self.max_us, "step_us": self.step_us}
+
+
+def anti_herd() -> Spread:
+    """The stable 0 to 14 whole-minute offset per DAG that keeps a thousand "daily 09:00" DAGs apart."""
+    return Spread(max=timedelta(minutes=15), step=timedelta(minutes=1))
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """Every run starts this long after its occurrence; ``Fixed("0s")`` starts at the occurrence.
+
+    A phase at or above the interval is allowed: each run then starts after the
+    next occurrence, and its results arrive that much later.
+    """
+
+    offset: str | timedelta
+    offset_us: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offset_us", parse_duration("phase.fixed", self.offset, allow_zero=True))
+
+    def resolve(self, key: str | None, default_bound: int) -> int:
+        return self.offset_us
+
+    def to_dict(self) -> dict:
+        return {"kind": "fixed", "offset_us": self.offset_us}
+
+
+Phase = Spread | Fixed
+
+
+def phase_from_dict(data: dict) -> Phase:
+    if data["kind"] == "fixed":
+        return Fixed(timedelta(microseconds=data["offset_us"]))
+    max_us = data["max_us"]
+    return Spread(
+        max=None if max_us is None else timedelta(microseconds=max_us),
+        step=timedelta(microseconds=data.get("step_us", US_PER_SECOND)),
+    )
+
+
+@dataclass(frozen=True)
+class Latest:
+    """After downtime, run only the newest due occurrence, against its own window (the default)."""
+
+    @property
+    def backlog(self) -> int:
+        return 1
+
+    def describe(self) -> str:
+        return "latest"
+
+
+@dataclass(frozen=True)
+class Backfill:
+    """After downtime, run the ``limit`` newest due occurrences, oldest first, each against its own window.
+
+    ``limit`` counts every run the catch-up makes, the newest included, so
+    ``Backfill(limit=1)`` behaves as ``Latest()``; older missed occurrences are skipped.
+    """
+
+    limit: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+            raise ValueError(
+                f"catch_up.backfill.limit: {self.limit!r} must be a whole number of runs, 1 or more; "
+                f"e.g. Backfill(limit=12)"
+            )
+
+    @property
+    def backlog(self) -> int:
+        return self.limit
+
+    def describe(self) -> str:
+        return f"backfill {self.limit}"
+
+
+CatchUp = Latest | Backfill
+
+
+def catch_up_from_dict(data: dict) -> CatchUp:
+    return Backfill(limit=data["limit"]) if data["kind"] == "backfill" else Latest()
+
+
+def catch_up_to_dict(policy: CatchUp) -> dict:
+    return {"kind": "backfill", "limit": policy.limit} if isinstance(policy, Backfill) else {"kind": "latest"}
+
+
+def check_phase(value: object) -> Phase | None:
+    if value is None or isinstance(value, (Spread, Fixed)):
+        return value
+    raise TypeError(f"phase: {value!r} is not a phase; use Spread(max='5m') or Fixed('2m10s')")
+
+
+def check_catch_up(value: object) -> CatchUp:
+    if value is None:
+        return Latest()
+    if isinstance(value, (Latest, Backfill)):
+        return value
+    raise TypeError(f"catch_up: {value!r} is not a catch-up policy; use Latest() or Backfill(limit=12)")
