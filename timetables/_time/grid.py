@@ -21,11 +21,15 @@ def check_interval(field: str, value: object, us: int) -> None:
     """
     if us <= 0:
         raise ValueError(f"{field}: {value!r} must be more than zero; e.g. '5m'")
-    if US_PER_DAY % us and us % US_PER_DAY:
-        unit = "a day" if us < US_PER_DAY else "a whole number of days"
+    if us < US_PER_DAY and US_PER_DAY % us:
         raise ValueError(
-            f"{field}: {value!r} ({format_duration(us)}) does not divide {unit} evenly; use a divisor "
-            f"of 24h such as 30s, 5m, 45m or 6h, or a whole number of days such as 1d or 2d"
+            f"{field}: {value!r} does not divide a day evenly; use a divisor of 24h such as 30s, 5m, "
+            f"45m or 6h, or a whole number of days such as 1d or 2d"
+        )
+    if us > US_PER_DAY and us % US_PER_DAY:
+        raise ValueError(
+            f"{field}: {value!r} ({format_duration(us)}) is longer than a day but not a whole number of "
+            f"days; use 1d, 2d, ... or a divisor of 24h such as 6h or 12h"
         )
 
 
