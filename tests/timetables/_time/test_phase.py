@@ -68,7 +68,7 @@ def test_bad_policies_are_refused_naming_the_field(make, fragment):
         make()
 
 
-def test_pure_modules_import_no_airflow():
+def test_pure_modules_import_no_airflow_and_never_read_the_clock():
     for module in PURE.glob("*.py"):
         tree = ast.parse(module.read_text())
         for node in ast.walk(tree):
@@ -78,3 +78,6 @@ def test_pure_modules_import_no_airflow():
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             assert not any(n == "airflow" or n.startswith("airflow.") for n in names), module.name
+            assert "time" not in names, f"{module.name} imports the time module: pure code never reads the clock"
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in {"now", "utcnow", "today", "time"}, f"{module.name} reads the clock"
