@@ -83,6 +83,11 @@ class Every(TesseraTimetable):
         plan = self._plan
         return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
 
+    @property
+    def period(self) -> datetime.timedelta:
+        """One interval: the longest a failure backoff waits between retries."""
+        return datetime.timedelta(microseconds=self._interval_us)
+
     def _cadence_summary(self) -> str:
         return f"every {format_duration(self._interval_us)}"
 

@@ -31,9 +31,7 @@ class Spread:
         max_us = None if self.max is None else parse_duration("phase.spread.max", self.max)
         step_us = parse_duration("phase.spread.step", self.step)
         if max_us is not None and step_us > max_us:
-            raise ValueError(
-                f"phase.spread.step: {self.step!r} is longer than max {self.max!r}; use a step below max"
-            )
+            raise ValueError(f"phase.spread.step: {self.step!r} is longer than max {self.max!r}; use a step below max")
         object.__setattr__(self, "max_us", max_us)
         object.__setattr__(self, "step_us", step_us)
 

@@ -14,7 +14,7 @@ from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 
 from tessera.plugin.macros import interval_ms, phase_ms
-from tessera.timetables import Backfill, Every, Fixed, Latest, Spread
+from tessera.timetables import Backfill, Every, Fixed, Latest
 
 UTC = timezone.utc
 
@@ -31,14 +31,16 @@ def step(timetable, *, now, last=None, earliest=None, latest=None, catchup=False
             last_info = DagRunInfo(run_after=end, data_interval=DataInterval(start, end))
         return timetable.next_dagrun_info_v2(
             last_dagrun_info=last_info,
-            restriction=TimeRestriction(
-                earliest and at(earliest), latest and at(latest), catchup
-            ),
+            restriction=TimeRestriction(earliest and at(earliest), latest and at(latest), catchup),
         )
 
 
 def window(info):
-    return (info.data_interval.start.isoformat(), info.data_interval.end.isoformat(), info.run_after.isoformat())
+    return (
+        info.data_interval.start.isoformat(),
+        info.data_interval.end.isoformat(),
+        info.run_after.isoformat(),
+    )
 
 
 SEED = Every("5m", delay="30s", phase=Fixed("2m10s"))
@@ -46,7 +48,11 @@ SEED = Every("5m", delay="30s", phase=Fixed("2m10s"))
 
 def test_first_run_is_the_newest_due_occurrence():
     info = step(SEED, now="2026-03-01T12:08:00", earliest="2026-01-01T00:00:00")
-    assert window(info) == ("2026-03-01T11:59:30+00:00", "2026-03-01T12:04:30+00:00", "2026-03-01T12:07:10+00:00")
+    assert window(info) == (
+        "2026-03-01T11:59:30+00:00",
+        "2026-03-01T12:04:30+00:00",
+        "2026-03-01T12:07:10+00:00",
+    )
     assert info.logical_date == at("2026-03-01T11:59:30")
 
 
@@ -57,12 +63,19 @@ def test_first_run_waits_for_a_future_start_date():
 
 def test_subsequent_run_tiles_the_previous_window():
     info = step(SEED, now="2026-03-01T12:07:10", last=("2026-03-01T11:59:30", "2026-03-01T12:04:30"))
-    assert window(info) == ("2026-03-01T12:04:30+00:00", "2026-03-01T12:09:30+00:00", "2026-03-01T12:12:10+00:00")
+    assert window(info) == (
+        "2026-03-01T12:04:30+00:00",
+        "2026-03-01T12:09:30+00:00",
+        "2026-03-01T12:12:10+00:00",
+    )
 
 
 @pytest.mark.parametrize(
     ("catch_up", "first_window_end"),
-    [pytest.param(Latest(), "2026-03-01T11:54:30", id="latest"), pytest.param(Backfill(limit=3), "2026-03-01T11:44:30", id="backfill-3")],
+    [
+        pytest.param(Latest(), "2026-03-01T11:54:30", id="latest"),
+        pytest.param(Backfill(limit=3), "2026-03-01T11:44:30", id="backfill-3"),
+    ],
 )
 def test_catch_up_after_downtime(catch_up, first_window_end):
     timetable = Every("5m", delay="30s", phase=Fixed("0s"), catch_up=catch_up)
@@ -76,10 +89,26 @@ def test_dag_catchup_true_runs_every_occurrence():
 
 
 def test_latest_bound_stops_enumeration():
-    assert step(SEED, now="2026-03-01T12:00:00", last=("2026-02-01T00:54:30", "2026-02-01T00:59:30"),
-                latest="2026-02-01T01:04:59", catchup=True) is None
-    assert step(SEED, now="2026-03-01T12:00:00", last=("2026-02-01T00:54:30", "2026-02-01T00:59:30"),
-                latest="2026-02-01T01:05:00", catchup=True) is not None
+    assert (
+        step(
+            SEED,
+            now="2026-03-01T12:00:00",
+            last=("2026-02-01T00:54:30", "2026-02-01T00:59:30"),
+            latest="2026-02-01T01:04:59",
+            catchup=True,
+        )
+        is None
+    )
+    assert (
+        step(
+            SEED,
+            now="2026-03-01T12:00:00",
+            last=("2026-02-01T00:54:30", "2026-02-01T00:59:30"),
+            latest="2026-02-01T01:05:00",
+            catchup=True,
+        )
+        is not None
+    )
 
 
 def test_backfill_enumeration_of_a_day_terminates_and_tiles():
@@ -92,7 +121,7 @@ def test_backfill_enumeration_of_a_day_terminates_and_tiles():
     assert len(infos) == 24
     assert infos[0].data_interval == (at("2025-12-31T23:55:00"), at("2026-01-01T00:55:00"))
     assert infos[-1].data_interval == (at("2026-01-01T22:55:00"), at("2026-01-01T23:55:00"))
-    assert all(a.data_interval.end == b.data_interval.start for a, b in zip(infos, infos[1:]))
+    assert all(a.data_interval.end == b.data_interval.start for a, b in zip(infos, infos[1:], strict=False))
 
 
 def test_manual_run_gets_the_window_of_the_latest_occurrence():
@@ -176,7 +205,11 @@ def test_invalid_schedule_is_an_import_error_naming_the_field(tmp_path):
 def test_policy_gives_each_dag_its_own_phase_and_serialization_round_trips(tmp_path):
     write_dag(tmp_path, "shared_a", "SHARED")
     write_dag(tmp_path, "shared_b", "SHARED")
-    write_dag(tmp_path, "keyed", 'Every("1h", delay="5m", window="3h", phase=Spread(max="10m"), key="team-x", catch_up=Backfill(limit=4))')
+    write_dag(
+        tmp_path,
+        "keyed",
+        'Every("1h", delay="5m", window="3h", phase=Spread(max="10m"), key="team-x", catch_up=Backfill(limit=4))',
+    )
     bag = DagBag(str(tmp_path))
     assert bag.import_errors == {}
     a, b, keyed = (bag.dags[d].timetable for d in ("shared_a", "shared_b", "keyed"))

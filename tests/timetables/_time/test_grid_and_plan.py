@@ -84,7 +84,7 @@ def test_grid_points_are_epoch_multiples(interval, t):
 def test_windows_tile_without_gap_or_overlap(interval, delay, start, count):
     plan = Plan(EpochGrid(interval), delay=delay)
     runs = plan.upcoming(start, count)
-    for earlier, later in zip(runs, runs[1:]):
+    for earlier, later in zip(runs, runs[1:], strict=False):
         assert later.occurrence > earlier.occurrence
         assert later.window_start == earlier.window_end
         assert earlier.window_end - earlier.window_start == interval
@@ -131,7 +131,9 @@ def test_catch_up_matches_brute_force(
 def test_never_run_owes_only_the_newest_due_occurrence():
     grid = EpochGrid(5 * US_PER_MINUTE)
     now = us("2026-03-01T12:06:00")
-    got = next_occurrence(grid, last=None, earliest=us("2026-01-01T00:00:00"), latest=None, now=now, phase=0, backlog=12)
+    got = next_occurrence(
+        grid, last=None, earliest=us("2026-01-01T00:00:00"), latest=None, now=now, phase=0, backlog=12
+    )
     assert got == us("2026-03-01T12:05:00")
 
 
@@ -156,7 +158,9 @@ def test_downtime_catch_up(backlog, expected_first):
     )
     assert first == us(f"2026-03-01T{expected_first}:00")
     runs, last = [], us("2026-03-01T10:00:00")
-    while (nxt := next_occurrence(grid, last=last, earliest=None, latest=None, now=now, phase=0, backlog=backlog)) <= now:
+    while (
+        nxt := next_occurrence(grid, last=last, earliest=None, latest=None, now=now, phase=0, backlog=backlog)
+    ) <= now:
         runs.append(nxt)
         last = nxt
     assert len(runs) == backlog and runs == sorted(runs)
@@ -165,7 +169,12 @@ def test_downtime_catch_up(backlog, expected_first):
 def test_latest_bound_ends_enumeration():
     grid = EpochGrid(US_PER_MINUTE)
     got = next_occurrence(
-        grid, last=us("2026-03-01T00:10:00"), earliest=None, latest=us("2026-03-01T00:10:30"),
-        now=us("2026-06-01T00:00:00"), phase=0, backlog=None,
+        grid,
+        last=us("2026-03-01T00:10:00"),
+        earliest=None,
+        latest=us("2026-03-01T00:10:30"),
+        now=us("2026-06-01T00:00:00"),
+        phase=0,
+        backlog=None,
     )
     assert got is None

@@ -33,7 +33,11 @@ def test_stable_hash_is_pinned():
     assert stable_hash("tessera_every_5m_delay") == 13894190002024724412
 
 
-@given(key=st.text(min_size=1), bound=st.integers(1, 3 * 3_600 * US_PER_SECOND), step=st.integers(1, 60 * US_PER_SECOND))
+@given(
+    key=st.text(min_size=1),
+    bound=st.integers(1, 3 * 3_600 * US_PER_SECOND),
+    step=st.integers(1, 60 * US_PER_SECOND),
+)
 def test_phase_is_below_bound_and_on_a_step(key, bound, step):
     phase = spread_phase(key, bound, step)
     assert 0 <= phase < max(bound, step)
