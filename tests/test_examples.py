@@ -29,9 +29,9 @@ def test_every_example_round_trips_and_knows_its_dag(bag):
     tessera_dags = 0
     for dag_id, dag in bag.dags.items():
         restored = DagSerialization.from_dict(DagSerialization.to_dict(dag))
-        assert restored.timetable.summary == dag.timetable.summary, dag_id
         if isinstance(dag.timetable, TesseraTimetable):
             tessera_dags += 1
+            assert restored.timetable.summary == dag.timetable.summary, dag_id
             assert restored.timetable == dag.timetable, dag_id
             assert restored.timetable.key is not None, f"{dag_id}: the dag policy did not bind the timetable"
     assert tessera_dags >= 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pendulum
@@ -18,6 +19,7 @@ from airflow._shared.timezones.timezone import utcnow
 from airflow.exceptions import AirflowTimetableInvalid
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
+from ._time.catch_up import MISSED_DEADLINE, within_deadline
 from ._time.durations import format_duration
 from ._time.plan import Plan, PlannedRun
 from .policies import CatchUp, Phase, catch_up_from_dict, catch_up_to_dict, phase_from_dict
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from airflow.models.dag import DagModel
     from airflow.timetables.base import TimeRestriction
     from pendulum import DateTime
+
+log = logging.getLogger(__name__)
 
 _EPOCH = pendulum.DateTime(1970, 1, 1, tzinfo=pendulum.UTC)
 _add = datetime.datetime.__add__
@@ -47,8 +51,8 @@ class TesseraTimetable(Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
-    backfill's range) bound the *occurrence*, inclusively, as for Airflow's own
-    trigger timetables. With the DAG's ``catchup=False`` (Airflow's default) the
+    backfill's range) bound, inclusively, the start of a run's *period* (from the
+    previous occurrence to its own): Airflow's logical date before the delay shift. With the DAG's ``catchup=False`` (Airflow's default) the
     schedule's catch-up policy decides what runs after downtime; with
     ``catchup=True``, and always under ``airflow backfill create``, every
     occurrence in range runs.
@@ -66,6 +70,8 @@ class TesseraTimetable(Timetable):
     """The DAG's own ``catchup`` flag, recorded by the dag policy (None: not known)."""
     _dag_end_us: int | None = None
     """The DAG's ``end_date``, recorded by the dag policy."""
+    _starting_deadline_us: int | None = None
+    """Skip an occurrence whose run has been due longer than this (a subclass sets it; None: never)."""
 
     # -- what a subclass provides -------------------------------------------------------------
 
@@ -201,6 +207,9 @@ class TesseraTimetable(Timetable):
             latest=None if restriction.latest is None else to_us(restriction.latest),
             now=to_us(utcnow()),
             backlog=None if restriction.catchup else self._catch_up.backlog,
+            # Like the backlog, the deadline governs what the scheduler catches up on by
+            # itself; catchup=True and backfills ask for every occurrence in range.
+            deadline=None if restriction.catchup else self._starting_deadline_us,
         )
         return None if run is None else self._info(run)
 
@@ -218,18 +227,33 @@ class TesseraTimetable(Timetable):
         The next run is stored in the metadata DB when the previous one is created. After
         downtime that stored run is stale: creating it would run an occurrence the
         catch-up policy skips. So when the DAG does not catch up, the stored occurrence
-        is moved forward to the oldest one the policy still owes.
+        is moved forward to the oldest one the policy still owes, and past any whose run
+        has been due longer than the starting deadline (possibly to the next, not yet due,
+        occurrence: Airflow queues that run and starts it at its ``run_after``).
         """
         stored = super().next_run_info_from_dag_model(dag_model=dag_model)
         if stored is None or stored.data_interval is None or self._dag_catchup is not False:
             return stored
         occurrence = self._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
-        cadence = self._plan.cadence
-        newest_due = cadence.at_or_before(to_us(utcnow()) - self._plan.phase)
-        oldest_owed = cadence.back(newest_due, self._catch_up.backlog - 1)
-        if oldest_owed <= occurrence or (self._dag_end_us is not None and oldest_owed > self._dag_end_us):
+        cadence, phase, now = self._plan.cadence, self._plan.phase, to_us(utcnow())
+        newest_due = cadence.at_or_before(now - phase)
+        owed = max(occurrence, cadence.back(newest_due, self._catch_up.backlog - 1))
+        deadline = self._starting_deadline_us
+        if deadline is not None:
+            resumed = within_deadline(cadence, owed, now=now, phase=phase, deadline=deadline)
+            if resumed != owed:
+                log.info(
+                    "%s: skipped the occurrences from %s up to %s (due longer ago than the %s deadline)",
+                    MISSED_DEADLINE,
+                    from_us(owed),
+                    from_us(resumed),
+                    format_duration(deadline),
+                )
+            owed = resumed
+        last_allowed = self._plan.period_bounds(None, self._dag_end_us)[1]
+        if owed == occurrence or (last_allowed is not None and owed > last_allowed):
             return stored
-        return self._info(self._plan.run(oldest_owed))
+        return self._info(self._plan.run(owed))
 
     def infer_manual_data_interval(self, *, run_after: DateTime) -> DataInterval:
         """A manual run evaluates the window of the newest occurrence at or before the trigger."""

@@ -1,12 +1,208 @@
-"""Calendar cadences (hour, day, week, month at a wall-clock time in a timezone). Being built: issue 3."""
+"""``Calendar``: every N hours, days, weeks or months at a wall-clock time in a timezone, across DST."""
 
 from __future__ import annotations
 
+import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from ._time.calendar_spec import CalendarSpec
+from ._time.durations import parse_duration
+from ._time.phase import MAX_DEFAULT_SPREAD
+from ._time.plan import Plan
 from .base import TesseraTimetable
+from .policies import CatchUp, Phase, check_catch_up, check_phase
+
+Duration = str | datetime.timedelta
+WallTime = str | datetime.time
+Zone = str | ZoneInfo
 
 
 class Calendar(TesseraTimetable):
-    """Placeholder until issue 3 lands; constructing it is refused."""
+    """A calendar cadence: a unit (hour, day, week, month) times ``every``, optionally anchored.
 
-    def __init__(self, *args, **kwargs) -> None:
-        raise NotImplementedError("calendar cadences are not built yet")
+    Build one with :meth:`hour`, :meth:`day`, :meth:`week` or :meth:`month`
+    (also reachable as ``Every.day(...)`` etc.).
+
+    Anchored (``at=``) cadences add the period on the local calendar of
+    ``timezone`` and only then convert to an instant: "daily at 09:00" stays
+    09:00 local across daylight saving, so a transition day's run comes 23 or
+    25 hours after the previous one, and its window (previous occurrence ->
+    occurrence) is 23 or 25 hours long. A wall time in the spring-forward gap
+    runs when the gap ends (02:30 -> 03:00); one the autumn repeat shows twice
+    runs once, at its first instance; a date the zone skipped entirely has no
+    run. Multi-period cadences count from fixed local dates (days from
+    1970-01-01, weeks from the week of Monday 1970-01-05, months from January
+    1970), so every scheduler picks the same days.
+
+    Unanchored cadences (no ``at``) are plain intervals on absolute time (N
+    hours, N days, 7N days, a flat 30N days), aligned to the Unix epoch.
+
+    Common keywords, as for :class:`~tessera.timetables.Every`:
+
+    :param delay: shifts both window bounds back; the run is still due at the occurrence.
+    :param window: evaluate this fixed lookback instead of the time since the previous occurrence.
+    :param phase: none by default (runs start at the authored time); ``Spread()`` spreads runs
+        over 15 minutes by a stable hash of the DAG id, ``anti_herd()`` by 0-14 whole minutes,
+        ``Fixed("2m")`` delays every run. The phase only moves ``run_after``: the logical date,
+        the window and the next run the UI shows stay nominal.
+    :param catch_up: ``Latest()`` (default) or ``Backfill(limit=N)``.
+    :param key: hash this instead of the DAG id to pick the phase.
+    """
+
+    def __init__(
+        self,
+        unit: str,
+        *,
+        every: int = 1,
+        on: str | int | None = None,
+        at: WallTime | None = None,
+        timezone: Zone | None = None,
+        delay: Duration | None = None,
+        window: Duration | None = None,
+        phase: Phase | None = None,
+        catch_up: CatchUp | None = None,
+        key: str | None = None,
+    ) -> None:
+        self._calendar = CalendarSpec.parse(unit, every=every, on=on, at=at, timezone=timezone)
+        delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
+        lookback = None if window is None else parse_duration("window", window)
+        self._phase_policy = check_phase(phase)
+        self._catch_up = check_catch_up(catch_up)
+        if key is not None and (not isinstance(key, str) or not key):
+            raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
+        self._key = key
+        self._plan = Plan(self._calendar.cadence(), delay_us, lookback, self._resolve_phase(key))
+
+    @classmethod
+    def hour(
+        cls,
+        every: int = 1,
+        at: WallTime | None = None,
+        *,
+        timezone: Zone | None = None,
+        delay: Duration | None = None,
+        window: Duration | None = None,
+        phase: Phase | None = None,
+        catch_up: CatchUp | None = None,
+        key: str | None = None,
+    ) -> Calendar:
+        """Every ``every`` hours (1, 2, 3, 4, 6, 8 or 12).
+
+        With ``at="HH:MM"`` the runs are at that wall time plus whole multiples of ``every``
+        hours in ``timezone`` (default UTC): ``hour(6, at="03:00")`` runs at 03:00, 09:00, 15:00
+        and 21:00 every day. Without it the runs are every ``every`` hours on absolute time.
+        """
+        return cls(
+            "hour", every=every, at=at, timezone=timezone, delay=delay, window=window,
+            phase=phase, catch_up=catch_up, key=key,
+        )
+
+    @classmethod
+    def day(
+        cls,
+        at: WallTime | None = None,
+        *,
+        every: int = 1,
+        timezone: Zone | None = None,
+        delay: Duration | None = None,
+        window: Duration | None = None,
+        phase: Phase | None = None,
+        catch_up: CatchUp | None = None,
+        key: str | None = None,
+    ) -> Calendar:
+        """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (default UTC).
+
+        Without ``at`` the runs are a plain ``every`` x 24 hours apart on absolute time.
+        """
+        return cls(
+            "day", every=every, at=at, timezone=timezone, delay=delay, window=window,
+            phase=phase, catch_up=catch_up, key=key,
+        )
+
+    @classmethod
+    def week(
+        cls,
+        on: str | int | None = None,
+        at: WallTime | None = None,
+        *,
+        every: int = 1,
+        timezone: Zone | None = None,
+        delay: Duration | None = None,
+        window: Duration | None = None,
+        phase: Phase | None = None,
+        catch_up: CatchUp | None = None,
+        key: str | None = None,
+    ) -> Calendar:
+        """Every ``every`` weeks (1 to 4) on weekday ``on`` (``"monday"`` or 0-6, 0 = Sunday) at ``at``.
+
+        ``on`` and ``at`` go together (a weekday without a time is refused); without both the
+        cadence is a plain 7 x ``every`` days interval.
+        """
+        return cls(
+            "week", every=every, on=on, at=at, timezone=timezone, delay=delay, window=window,
+            phase=phase, catch_up=catch_up, key=key,
+        )
+
+    @classmethod
+    def month(
+        cls,
+        on: int | None = None,
+        at: WallTime | None = None,
+        *,
+        every: int = 1,
+        timezone: Zone | None = None,
+        delay: Duration | None = None,
+        window: Duration | None = None,
+        phase: Phase | None = None,
+        catch_up: CatchUp | None = None,
+        key: str | None = None,
+    ) -> Calendar:
+        """Every ``every`` months (1 to 12) on day ``on`` (1 to 31) at ``at``.
+
+        A day the month lacks means its last day, so ``on=31`` is the month's end and
+        ``on=29`` is 28 February in common years: no month is silently skipped. Without
+        ``on`` and ``at`` the cadence is a flat 30 x ``every`` days interval.
+        """
+        return cls(
+            "month", every=every, on=on, at=at, timezone=timezone, delay=delay, window=window,
+            phase=phase, catch_up=catch_up, key=key,
+        )
+
+    @property
+    def period(self) -> datetime.timedelta:
+        """One nominal period (N hours, N days, 7N days or 30N days), e.g. to cap a retry backoff."""
+        return datetime.timedelta(microseconds=self._calendar.period_us)
+
+    def _resolve_phase(self, key: str | None) -> int:
+        # Calendar cadences run at their authored time unless a phase is asked for.
+        return 0 if self._phase_policy is None else self._phase_policy.resolve(key, MAX_DEFAULT_SPREAD)
+
+    def _with_phase_key(self, key: str) -> Plan:
+        plan = self._plan
+        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
+
+    def _cadence_summary(self) -> str:
+        return self._calendar.describe()
+
+    def _spec(self) -> dict[str, Any]:
+        spec = self._calendar
+        return {
+            "unit": spec.unit,
+            "every": spec.every,
+            "on": spec.on,
+            "at": spec.at_text,
+            "timezone": spec.timezone,
+        }
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> Calendar:
+        timetable = cls(
+            data["unit"],
+            every=data.get("every", 1),
+            on=data.get("on"),
+            at=data.get("at"),
+            timezone=data.get("timezone"),
+            **cls._common_kwargs(data),
+        )
+        return timetable._restore_binding(data)

@@ -1,12 +1,169 @@
-"""Cron with Kubernetes CronJob semantics. Being built: issue 7."""
+"""``Cron``: cron expressions in a timezone, with the semantics Kubernetes CronJob users know."""
 
 from __future__ import annotations
 
+import datetime
+from typing import Any
+
+from cron_descriptor import (
+    CasingTypeEnum,
+    ExpressionDescriptor,
+    FormatException,
+    MissingFieldException,
+    WrongArgumentException,
+)
+
+from ._time.cron import DESCRIPTORS, CronInvalid, parse_cron
+from ._time.dst_policy import check_dst_policy
+from ._time.durations import format_duration, parse_duration
+from ._time.grid import EpochGrid
+from ._time.phase import MAX_DEFAULT_SPREAD
+from ._time.plan import Plan
+from ._time.wallclock import load_zone
 from .base import TesseraTimetable
+from .policies import CatchUp, Phase, check_catch_up, check_phase
+
+__all__ = ["Cron", "CronInvalid"]
 
 
 class Cron(TesseraTimetable):
-    """Placeholder until issue 7 lands; constructing it is refused."""
+    """Run whenever the wall clock in ``timezone`` matches a cron expression.
 
-    def __init__(self, *args, **kwargs) -> None:
-        raise NotImplementedError("Cron is not built yet")
+    :param expression: five fields ``minute hour day-of-month month day-of-week`` (0 or 7 is
+        Sunday; names, ranges, steps and lists as in any crontab), or ``@yearly``,
+        ``@annually``, ``@monthly``, ``@weekly``, ``@daily``, ``@midnight``, ``@hourly``, or
+        ``@every <duration>`` (``"@every 5m"``).
+    :param timezone: the IANA timezone whose wall clock the fields are read on.
+    :param starting_deadline: skip an occurrence whose run has been due longer than this when
+        the scheduler gets to it (reason ``MissedDeadline``) and resume at the next one,
+        instead of running ticks the scheduler slept through. It applies to what the scheduler
+        catches up on by itself; a DAG with ``catchup=True`` and ``airflow backfill create``
+        run every occurrence in range.
+    :param dst: ``"cronjob"`` (default) or ``"once"``; see below.
+    :param delay: shifts both window bounds back; the run is still due at the occurrence.
+    :param window: evaluate this fixed lookback instead of the time since the previous occurrence.
+    :param phase: when a run starts after its occurrence (``Spread(...)`` or ``Fixed(...)``).
+        Default: none, runs start at the cron time, as a CronJob's do.
+    :param catch_up: ``Latest()`` (default) or ``Backfill(limit=N)``.
+    :param key: hash this instead of the DAG id to pick a ``Spread`` phase.
+
+    **Daylight saving time.** An occurrence is every instant at which the local wall clock
+    reads a matching time, exactly as for a Kubernetes CronJob. On a fall-back day a time in
+    the repeated hour happens twice, so it fires twice (``"30 1 * * *"`` in America/New_York
+    fires at 01:30 EDT and 01:30 EST on 2026-11-01); on a spring-forward day a time in the
+    skipped hour never happens, so it does not fire (``"30 2 * * *"`` on 2026-03-08). No
+    special case hides this, because for hourly-or-finer schedules the repeated hour is a
+    genuine extra hour of data (``"30 * * * *"`` fires 25 times on the fall-back day and 23 on
+    the spring-forward day). Each run's window ends at its own occurrence, so the second
+    01:30 run evaluates the hour between the two. Make side effects idempotent per window,
+    use UTC, or pass ``dst="once"``: every wall-clock time then fires exactly once, a
+    repeated one at its first instance and a skipped one at the first instant after the gap.
+
+    ``@every`` counts whole multiples of the duration from 1970-01-01 00:00 UTC, whatever the
+    timezone: unlike a CronJob, which counts from its last schedule time, every scheduler
+    instance, restart and machine then computes the same instants.
+    """
+
+    def __init__(
+        self,
+        expression: str,
+        *,
+        timezone: str = "UTC",
+        starting_deadline: str | datetime.timedelta | None = None,
+        dst: str = "cronjob",
+        delay: str | datetime.timedelta | None = None,
+        window: str | datetime.timedelta | None = None,
+        phase: Phase | None = None,
+        catch_up: CatchUp | None = None,
+        key: str | None = None,
+    ) -> None:
+        zone = load_zone("timezone", timezone)
+        self._dst = check_dst_policy(dst)
+        cadence = parse_cron(expression, zone, self._dst)
+        self._expression = " ".join(expression.split())
+        self._timezone = zone.key
+        self._starting_deadline_us = (
+            None if starting_deadline is None else parse_duration("starting_deadline", starting_deadline)
+        )
+        delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
+        lookback = None if window is None else parse_duration("window", window)
+        self._phase_policy = check_phase(phase)
+        self._catch_up = check_catch_up(catch_up)
+        if key is not None and (not isinstance(key, str) or not key):
+            raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
+        self._key = key
+        self._every_us = cadence.interval if isinstance(cadence, EpochGrid) else None
+        self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(key))
+
+    def _resolve_phase(self, key: str | None) -> int:
+        # No phase unless asked for: a CronJob starts its runs at the cron time.
+        if self._phase_policy is None:
+            return 0
+        bound = MAX_DEFAULT_SPREAD if self._every_us is None else min(self._every_us, MAX_DEFAULT_SPREAD)
+        return self._phase_policy.resolve(key, bound)
+
+    def _with_phase_key(self, key: str) -> Plan:
+        plan = self._plan
+        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
+
+    # -- what the UI shows --------------------------------------------------------------------
+
+    def _cadence_summary(self) -> str:
+        if self._every_us is not None:  # the timezone plays no part in an @every schedule
+            return f"cron {self._expression}"
+        return f"cron {self._expression} {self._timezone}"
+
+    @property
+    def summary(self) -> str:
+        parts = [super().summary]
+        if self._dst != "cronjob":
+            parts.append(f"dst {self._dst}")
+        if self._starting_deadline_us is not None:
+            parts.append(f"deadline {format_duration(self._starting_deadline_us)}")
+        return " · ".join(parts)
+
+    def _when(self) -> str:
+        """The schedule in words, with what it does on DST days."""
+        if self._every_us is not None:
+            return f"Every {format_duration(self._every_us)}, counted from 1970-01-01 00:00 UTC."
+        fields = DESCRIPTORS.get(self._expression.lower(), self._expression)
+        try:
+            describe = ExpressionDescriptor(fields, casing_type=CasingTypeEnum.Sentence, use_24hour_time_format=True)
+            human = describe.get_description()
+        except (FormatException, MissingFieldException, WrongArgumentException):
+            # The describer's grammar is not croniter's; the UI must still get a description.
+            human = f"At {self._expression}"
+        if self._timezone == "UTC" or self._timezone.startswith("Etc/"):
+            return f"{human}, {self._timezone} time."  # no daylight saving time to explain
+        if self._dst == "once":
+            return f"{human}, {self._timezone} time (each wall-clock time fires once, across DST changes too)."
+        dst = "a time repeated by a DST fall-back fires twice, one skipped by a spring-forward never"
+        return f"{human}, {self._timezone} time ({dst})."
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        deadline = self._starting_deadline_us
+        skipped = "" if deadline is None else f" Runs due longer ago than {format_duration(deadline)} are skipped."
+        return f"{self._when()} {super().description}{skipped}"
+
+    # -- serialization ------------------------------------------------------------------------
+
+    def _spec(self) -> dict[str, Any]:
+        return {
+            "expression": self._expression,
+            "timezone": self._timezone,
+            "dst": self._dst,
+            "starting_deadline_us": self._starting_deadline_us,
+        }
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> Cron:
+        deadline_us = data.get("starting_deadline_us")
+        timetable = cls(
+            data["expression"],
+            timezone=data.get("timezone", "UTC"),
+            starting_deadline=None if deadline_us is None else datetime.timedelta(microseconds=deadline_us),
+            dst=data.get("dst", "cronjob"),
+            **cls._common_kwargs(data),
+        )
+        return timetable._restore_binding(data)

@@ -57,8 +57,9 @@ def test_first_run_is_the_newest_due_occurrence():
 
 
 def test_first_run_waits_for_a_future_start_date():
+    """The first run is the one whose period (previous occurrence -> occurrence) starts at the start date."""
     info = step(SEED, now="2026-03-01T12:08:00", earliest="2026-03-02T00:00:00")
-    assert window(info)[2] == "2026-03-02T00:02:10+00:00"
+    assert window(info) == ("2026-03-01T23:59:30+00:00", "2026-03-02T00:04:30+00:00", "2026-03-02T00:07:10+00:00")
 
 
 def test_subsequent_run_tiles_the_previous_window():
@@ -89,26 +90,11 @@ def test_dag_catchup_true_runs_every_occurrence():
 
 
 def test_latest_bound_stops_enumeration():
-    assert (
-        step(
-            SEED,
-            now="2026-03-01T12:00:00",
-            last=("2026-02-01T00:54:30", "2026-02-01T00:59:30"),
-            latest="2026-02-01T01:04:59",
-            catchup=True,
-        )
-        is None
-    )
-    assert (
-        step(
-            SEED,
-            now="2026-03-01T12:00:00",
-            last=("2026-02-01T00:54:30", "2026-02-01T00:59:30"),
-            latest="2026-02-01T01:05:00",
-            catchup=True,
-        )
-        is not None
-    )
+    """After the 01:00 occurrence, the 01:05 one has the period 01:00 -> 01:05: allowed iff 01:00 <= latest."""
+    last = ("2026-02-01T00:54:30", "2026-02-01T00:59:30")
+    assert step(SEED, now="2026-03-01T12:00:00", last=last, latest="2026-02-01T00:59:59", catchup=True) is None
+    info = step(SEED, now="2026-03-01T12:00:00", last=last, latest="2026-02-01T01:00:00", catchup=True)
+    assert info.data_interval.end == at("2026-02-01T01:04:30")
 
 
 def test_backfill_enumeration_of_a_day_terminates_and_tiles():

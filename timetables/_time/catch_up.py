@@ -6,11 +6,27 @@ the catch-up policy decides how many of the due occurrences still run:
 first, and ``backlog=None`` every one of them (Airflow's ``catchup=True`` and
 ``airflow backfill create``). A schedule that has never run owes only its
 newest due occurrence, whatever the backlog.
+
+A starting deadline (a CronJob's ``startingDeadlineSeconds``) skips every owed
+occurrence whose run has been due for longer than the deadline: the schedule
+resumes at the first occurrence still within it (possibly the next, not yet due,
+one) instead of storming through the ticks it slept past. Each occurrence
+skipped that way is skipped for the reason :data:`MISSED_DEADLINE`.
 """
 
 from __future__ import annotations
 
 from .cadence import Cadence
+
+MISSED_DEADLINE = "MissedDeadline"
+"""Why an occurrence was skipped: its run was due longer ago than the starting deadline."""
+
+
+def within_deadline(cadence: Cadence, occurrence: int, *, now: int, phase: int, deadline: int) -> int:
+    """``occurrence``, or the first occurrence whose run is due at most ``deadline`` before ``now``."""
+    # A run is due at occurrence + phase; the phase is a chosen start offset, not lateness.
+    oldest_allowed = now - phase - deadline
+    return occurrence if occurrence >= oldest_allowed else cadence.at_or_after(oldest_allowed)
 
 
 def next_occurrence(
@@ -22,6 +38,7 @@ def next_occurrence(
     now: int,
     phase: int,
     backlog: int | None,
+    deadline: int | None = None,
 ) -> int | None:
     """The next occurrence to run, or ``None`` when it would fall after ``latest``.
 
@@ -31,6 +48,7 @@ def next_occurrence(
     :param now: the current instant.
     :param phase: the schedule's phase; an occurrence is due once ``occurrence + phase <= now``.
     :param backlog: how many due occurrences to run after downtime; ``None`` runs them all.
+    :param deadline: skip occurrences whose run has been due longer than this; ``None`` skips none.
     """
     if last is not None:
         candidate: int | None = cadence.following(last)
@@ -45,6 +63,8 @@ def next_occurrence(
         if candidate is None or oldest_owed > candidate:
             candidate = oldest_owed
 
+    if deadline is not None:
+        candidate = within_deadline(cadence, candidate, now=now, phase=phase, deadline=deadline)
     if earliest is not None and candidate < earliest:
         candidate = cadence.at_or_after(earliest)
     if latest is not None and candidate > latest:

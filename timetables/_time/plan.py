@@ -39,6 +39,20 @@ class Plan:
         start = (occurrence - self.lookback if self.lookback is not None else previous) - self.delay
         return PlannedRun(occurrence, occurrence + self.phase, start, end, occurrence - previous)
 
+    def period_bounds(self, earliest: int | None, latest: int | None) -> tuple[int | None, int | None]:
+        """Date bounds on a run's period turned into inclusive bounds on its occurrence.
+
+        A run belongs to the period from the previous occurrence to its own, and a
+        date range (a DAG's start and end date, a backfill's from and to) selects the
+        runs whose period starts in it: the logical date before the delay shift. So
+        "backfill 2026-01-01" of an hourly schedule with a 5 minute delay makes the 24
+        runs whose windows tile that day shifted back by 5 minutes.
+        """
+        cadence = self.cadence
+        first = None if earliest is None else cadence.following(cadence.at_or_after(earliest))
+        last = None if latest is None else cadence.following(cadence.at_or_before(latest))
+        return first, last
+
     def occurrence_of_window_end(self, window_end: int) -> int:
         """Recover the occurrence a run belongs to from its window end (what Airflow stores)."""
         return window_end + self.delay
@@ -51,8 +65,15 @@ class Plan:
         latest: int | None,
         now: int,
         backlog: int | None,
+        deadline: int | None = None,
     ) -> PlannedRun | None:
+        """The next run after the one whose window ended at ``last_window_end``.
+
+        ``earliest`` and ``latest`` bound the run's period (see :meth:`period_bounds`);
+        the rest is :func:`~.catch_up.next_occurrence`.
+        """
         last = None if last_window_end is None else self.occurrence_of_window_end(last_window_end)
+        earliest, latest = self.period_bounds(earliest, latest)
         occurrence = next_occurrence(
             self.cadence,
             last=last,
@@ -61,6 +82,7 @@ class Plan:
             now=now,
             phase=self.phase,
             backlog=backlog,
+            deadline=deadline,
         )
         return None if occurrence is None else self.run(occurrence)
 

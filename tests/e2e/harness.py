@@ -1,0 +1,205 @@
+"""A throwaway Airflow deployment for end-to-end tests: its own AIRFLOW_HOME, SQLite DB and processes.
+
+Everything runs as real subprocesses of this virtualenv's ``airflow`` (the same
+binaries a user runs), in an environment stripped of the test session's own
+Airflow settings. The tests read the metadata DB directly with ``sqlite3``, so
+what they assert on is exactly what the scheduler wrote.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+# The venv's bin directory, unresolved: resolving would follow the python symlink out of the venv.
+BIN = Path(sys.executable).parent
+AIRFLOW = BIN / "airflow"
+DAGS_SOURCE = Path(__file__).resolve().parent / "dags"
+
+T = TypeVar("T")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _utc(text: str | None) -> datetime.datetime | None:
+    # Airflow stores UTC instants in SQLite as naive "YYYY-MM-DD HH:MM:SS.ffffff" strings.
+    if text is None:
+        return None
+    return datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One ``dag_run`` row as the scheduler wrote it."""
+
+    run_id: str
+    run_type: str
+    logical_date: datetime.datetime | None
+    data_interval_start: datetime.datetime | None
+    data_interval_end: datetime.datetime | None
+    run_after: datetime.datetime
+    queued_at: datetime.datetime | None
+
+
+class AirflowHome:
+    """An AIRFLOW_HOME with its own SQLite DB and DAGs folder, and the processes running against it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dags = root / "dags"
+        self.db = root / "airflow.db"
+        self.process_logs = root / "process-logs"
+        self.process_logs.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(DAGS_SOURCE, self.dags, ignore=shutil.ignore_patterns("__pycache__"))
+        self._processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._cli_calls = 0
+        self.started_at: datetime.datetime | None = None
+        """When the first long-running process was launched."""
+        self.env = self._environment()
+
+    def _environment(self) -> dict[str, str]:
+        # Drop every Airflow setting of the surrounding test session (its own home, DB,
+        # unit-test mode): the processes must see a plain deployment.
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "_AIRFLOW"))}
+        env.update(
+            AIRFLOW_HOME=str(self.root),
+            AIRFLOW__CORE__DAGS_FOLDER=str(self.dags),
+            AIRFLOW__CORE__LOAD_EXAMPLES="False",
+            AIRFLOW__CORE__EXECUTOR="LocalExecutor",
+            AIRFLOW__CORE__PARALLELISM="2",
+            AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{self.db}",
+            # The scheduler serves task logs on a port; a fixed one would clash with a demo or
+            # another test session on the same machine.
+            AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=str(_free_port()),
+            PYTHONUNBUFFERED="1",
+        )
+        return env
+
+    # -- processes ------------------------------------------------------------------------------
+
+    def cli(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        """Run ``airflow <args>`` to completion; its output is also kept for the failure artifacts."""
+        return self.run([str(AIRFLOW), *args], timeout=timeout)
+
+    def run(self, argv: Sequence[str], *, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        self._cli_calls += 1
+        result = subprocess.run(
+            list(argv), env=self.env, cwd=self.root, capture_output=True, text=True, timeout=timeout
+        )
+        log = self.process_logs / f"cli-{self._cli_calls:02d}.log"
+        log.write_text(
+            f"$ {' '.join(argv)}\nexit {result.returncode}\n"
+            f"--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+        )
+        return result
+
+    def start(self, name: str, *args: str) -> None:
+        """Start ``airflow <args>`` in its own process group, so stopping it also stops its children."""
+        if self.started_at is None:
+            self.started_at = datetime.datetime.now(datetime.timezone.utc)
+        log = (self.process_logs / f"{name}.log").open("wb")
+        self._processes[name] = subprocess.Popen(
+            [str(AIRFLOW), *args],
+            env=self.env,
+            cwd=self.root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+
+    def check_alive(self) -> None:
+        for name, process in self._processes.items():
+            if process.poll() is not None:
+                raise AssertionError(f"airflow {name} exited with {process.returncode}; see {name}.log")
+
+    def stop(self) -> None:
+        """Stop every started process group: SIGTERM, then SIGKILL whatever is left after a grace period."""
+        for process in self._processes.values():
+            self._signal(process, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for process in self._processes.values():
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            # The group leader may be gone while its workers linger: kill the group regardless.
+            self._signal(process, signal.SIGKILL)
+            process.wait()
+        self._processes.clear()
+
+    @staticmethod
+    def _signal(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    # -- the metadata DB ------------------------------------------------------------------------
+
+    def query(self, sql: str, *params: object) -> list[tuple]:
+        # Read-only, with a generous busy timeout: the scheduler holds SQLite's single write lock often.
+        with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30) as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def runs(self, dag_id: str) -> list[StoredRun]:
+        rows = self.query(
+            "SELECT run_id, run_type, logical_date, data_interval_start, data_interval_end,"
+            " run_after, queued_at FROM dag_run WHERE dag_id = ? ORDER BY run_after, run_id",
+            dag_id,
+        )
+        return [
+            StoredRun(run_id, run_type, _utc(logical), _utc(start), _utc(end), _utc(after), _utc(queued))
+            for run_id, run_type, logical, start, end, after, queued in rows
+        ]
+
+    def is_parsed(self, dag_id: str) -> bool:
+        return bool(self.query("SELECT 1 FROM serialized_dag WHERE dag_id = ?", dag_id))
+
+    def wait_for(self, what: str, probe: Callable[[], T | None], *, timeout: float, interval: float = 2) -> T:
+        """Poll ``probe`` until it returns something truthy; fail after ``timeout`` s or if a process died."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.check_alive()
+            found = probe()
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+            time.sleep(interval)
+
+    def wait_for_runs(self, dag_id: str, count: int, *, timeout: float) -> list[StoredRun]:
+        """The runs of ``dag_id`` once there are at least ``count`` of them."""
+
+        def enough() -> list[StoredRun] | None:
+            runs = self.runs(dag_id)
+            return runs if len(runs) >= count else None
+
+        return self.wait_for(f"{count} runs of {dag_id}", enough, timeout=timeout)
+
+    # -- failure artifacts ----------------------------------------------------------------------
+
+    def save_artifacts(self, dest: Path) -> None:
+        """Keep what explains a failure: process and CLI output, Airflow's own logs, the dag_run table."""
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(self.process_logs, dest / "process-logs", dirs_exist_ok=True)
+        if (self.root / "logs").exists():
+            shutil.copytree(self.root / "logs", dest / "airflow-logs", dirs_exist_ok=True)
+        if self.db.exists():
+            rows = self.query("SELECT * FROM dag_run ORDER BY dag_id, run_after")
+            (dest / "dag_run.txt").write_text("\n".join(map(repr, rows)) + "\n")

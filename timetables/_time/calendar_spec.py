@@ -1,0 +1,184 @@
+"""What a user writes for a calendar cadence (unit x multiplier, optional anchor), validated and described.
+
+A cadence is a time unit and a multiplier, optionally anchored to a wall-clock
+time in a timezone:
+
+=====  ================================  ====================================
+unit   every                             anchor
+=====  ================================  ====================================
+hour   1, 2, 3, 4, 6, 8 or 12 (divides   optional ``at`` (and ``timezone``)
+       24, so each day repeats the same
+       times)
+day    1 to 30                           optional ``at`` (and ``timezone``)
+week   1 to 4                            ``on`` (weekday) and ``at`` together
+month  1 to 12                           ``on`` (day 1-31) and ``at`` together
+=====  ================================  ====================================
+
+Without an anchor a cadence is a plain interval on absolute time, unaffected
+by daylight saving: N hours, N days, 7N days or a flat 30N days (not a
+calendar month). It is the epoch grid of that length (occurrences at whole
+multiples of it since 1970-01-01 00:00 UTC), so it is deterministic and each
+run comes exactly one interval after the last. ``timezone`` means nothing
+without ``at`` and is refused there, so a misplaced anchor cannot pass
+silently; with ``at`` it defaults to UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import time
+
+from .cadence import Cadence
+from .calendar import daily, hourly, monthly, weekly
+from .durations import US_PER_DAY, US_PER_HOUR, US_PER_MINUTE, format_duration
+from .grid import EpochGrid
+from .wallclock import WallClock, load_zone
+
+UNITS = ("hour", "day", "week", "month")
+EVERY: dict[str, tuple[int, ...]] = {
+    "hour": (1, 2, 3, 4, 6, 8, 12),
+    "day": tuple(range(1, 31)),
+    "week": (1, 2, 3, 4),
+    "month": tuple(range(1, 13)),
+}
+WEEKDAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
+_NOMINAL_DAYS = {"day": 1, "week": 7, "month": 30}
+_HH_MM = re.compile(r"(\d{1,2}):(\d{2})")
+
+
+def _parse_every(unit: str, every: object) -> int:
+    allowed = EVERY[unit]
+    text = "1, 2, 3, 4, 6, 8 or 12 (the divisors of 24)" if unit == "hour" else f"1 to {allowed[-1]}"
+    if isinstance(every, bool) or not isinstance(every, int):
+        raise TypeError(
+            f"every: {every!r} is a {type(every).__name__}; give a whole number of {unit}s: {text}"
+        )
+    if every not in allowed:
+        drifts = unit == "hour" and 0 < every < 24
+        why = " (it does not divide a day, so the times would drift)" if drifts else ""
+        raise ValueError(f"every: {every} {unit}s is not allowed{why}; use {text}")
+    return every
+
+
+def _parse_at(at: object) -> int:
+    """Minutes after local midnight."""
+    if isinstance(at, time) and at.tzinfo is None and not (at.second or at.microsecond):
+        return at.hour * 60 + at.minute
+    match = _HH_MM.fullmatch(at.strip()) if isinstance(at, str) else None
+    if match and int(match[1]) < 24 and int(match[2]) < 60:
+        return int(match[1]) * 60 + int(match[2])
+    raise ValueError(
+        f"at: {at!r} is not a wall-clock time; write 'HH:MM' from '00:00' to '23:59' (e.g. '09:00'), "
+        f"or a datetime.time without seconds or tzinfo; the zone goes in timezone="
+    )
+
+
+def _parse_on(unit: str, on: object) -> int:
+    if unit == "week":
+        if isinstance(on, str) and (name := on.strip().lower()) in WEEKDAYS + tuple(d[:3] for d in WEEKDAYS):
+            return [d[:3] for d in WEEKDAYS].index(name[:3])
+        if isinstance(on, int) and not isinstance(on, bool) and 0 <= on <= 6:
+            return on
+        raise ValueError(
+            f"on: {on!r} is not a weekday; use a name ('monday' ... 'sunday', or 'mon') or a number "
+            f"0 to 6 with 0 = Sunday"
+        )
+    if isinstance(on, int) and not isinstance(on, bool) and 1 <= on <= 31:
+        return on
+    raise ValueError(
+        f"on: {on!r} is not a day of the month; use 1 to 31, where a day the month lacks means its "
+        f"last day (31 = month's end, 29 = 28 February in common years)"
+    )
+
+
+def _ordinal(day: int) -> str:
+    suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{day}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class CalendarSpec:
+    """A validated calendar cadence; build one with :meth:`parse`."""
+
+    unit: str
+    every: int
+    on: int | None
+    """The weekday (0 = Sunday) or the day of the month; ``None`` for hour and day cadences."""
+    at: int | None
+    """Minutes after local midnight; ``None`` for an unanchored cadence."""
+    timezone: str | None
+    """The IANA zone ``at`` is read in; ``None`` exactly when unanchored."""
+
+    @classmethod
+    def parse(cls, unit: object, *, every: object, on: object, at: object, timezone: object) -> CalendarSpec:
+        """Validate what the user wrote; every error names the field, the value and what is allowed."""
+        if not isinstance(unit, str) or unit not in UNITS:
+            raise ValueError(f"unit: {unit!r} is not a calendar unit; use 'hour', 'day', 'week' or 'month'")
+        count = _parse_every(unit, every)
+        if on is not None and unit in ("hour", "day"):
+            raise ValueError(f"on: {on!r} given for a {unit} cadence; only week and month cadences take on=")
+        if unit in ("week", "month") and (on is None) != (at is None):
+            given, missing = ("on", "at") if at is None else ("at", "on")
+            example = "on='monday', at='07:00'" if unit == "week" else "on=31, at='06:00'"
+            raise ValueError(
+                f"{missing}: missing while {given} is given; a {unit}ly cadence takes its day and its time "
+                f"together ({example}) or neither (a plain interval from the last run)"
+            )
+        if at is None:
+            if timezone is not None:
+                raise ValueError(
+                    f"timezone: {timezone!r} given without at; an unanchored cadence is a plain interval "
+                    f"on absolute time, so add at='HH:MM' or drop timezone"
+                )
+            return cls(unit, count, None, None, None)
+        zone = load_zone("timezone", "UTC" if timezone is None else timezone)
+        day = None if on is None else _parse_on(unit, on)
+        return cls(unit, count, day, _parse_at(at), zone.key)
+
+    @property
+    def period_us(self) -> int:
+        """One nominal period: N hours, N days, 7N days or 30N days (the real spacing varies)."""
+        if self.unit == "hour":
+            return self.every * US_PER_HOUR
+        return self.every * _NOMINAL_DAYS[self.unit] * US_PER_DAY
+
+    @property
+    def at_text(self) -> str | None:
+        return None if self.at is None else f"{self.at // 60:02d}:{self.at % 60:02d}"
+
+    def cadence(self) -> Cadence:
+        if self.at is None or self.timezone is None:
+            return EpochGrid(self.period_us)
+        clock, at_us = WallClock(load_zone("timezone", self.timezone)), self.at * US_PER_MINUTE
+        if self.unit == "hour":
+            return hourly(clock, at_us, self.every)
+        if self.unit == "day":
+            return daily(clock, at_us, self.every)
+        assert self.on is not None
+        if self.unit == "week":
+            return weekly(clock, at_us, self.every, self.on)
+        return monthly(clock, at_us, self.every, self.on)
+
+    def describe(self) -> str:
+        """The cadence as a sentence, for the UI: ``"every 2 weeks on Monday at 07:00 Europe/Amsterdam"``."""
+        if self.at is None:
+            return f"every {format_duration(self.period_us)} from the last run (unanchored)"
+        adverb = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly"}[self.unit]
+        head = adverb if self.every == 1 else f"every {self.every} {self.unit}s"
+        if self.unit == "hour":
+            minutes = [(self.at % (self.every * 60)) + i * self.every * 60 for i in range(24 // self.every)]
+            times = [f"{m // 60:02d}:{m % 60:02d}" for m in minutes]
+            when = f":{self.at % 60:02d}" if self.every == 1 else ", ".join(times)
+            if len(times) > 4 and self.every > 1:
+                when = f"{times[0]}, {times[1]}, ... {times[-1]}"
+            return f"{head} at {when} {self.timezone}"
+        if self.unit == "week":
+            assert self.on is not None
+            return f"{head} on {WEEKDAYS[self.on].capitalize()} at {self.at_text} {self.timezone}"
+        if self.unit == "month":
+            assert self.on is not None
+            day = "the last day" if self.on == 31 else f"the {_ordinal(self.on)}"
+            clamp = " (or the month's last day)" if self.on in (29, 30) else ""
+            return f"{head} on {day}{clamp} at {self.at_text} {self.timezone}"
+        return f"{head} at {self.at_text} {self.timezone}"
