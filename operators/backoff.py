@@ -21,6 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow.sdk import RetryDecision, RetryPolicy
+
 from tessera.timetables._time.durations import format_duration, parse_duration
 
 FIRST_DELAY = timedelta(minutes=5)
@@ -54,9 +55,7 @@ class CadenceBackoff(RetryPolicy):
         wait = cap if doublings >= cap.bit_length() else min(first << doublings, cap)
         return timedelta(microseconds=wait)
 
-    def evaluate(
-        self, exception: BaseException, try_number: int, max_tries: int, context: Any = None
-    ) -> RetryDecision:
+    def evaluate(self, exception: BaseException, try_number: int, max_tries: int, context: Any = None) -> RetryDecision:
         # On a clear Airflow sets max_tries = try_number + retries, so this counts from the clear.
         failure = max(1, try_number - max(0, max_tries - self.retries))
         wait = self.delay(failure)
@@ -108,9 +107,7 @@ def _period(schedule: object) -> timedelta:
     )
 
 
-def backoff(
-    schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: int | None = None
-) -> dict[str, Any]:
+def backoff(schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: int | None = None) -> dict[str, Any]:
     """Task default arguments that retry a failing run after 5, 10, 20 ... minutes, capped at one period.
 
     :param schedule: the DAG's calendar cadence (its ``period`` is the cap), or the period itself
@@ -123,11 +120,8 @@ def backoff(
         failure) and a ``retry_policy`` that makes the waits exact.
     """
     cap = _period(schedule)
-    first_delay = timedelta(microseconds=parse_duration("first", first))
-    if first_delay > cap:
-        raise ValueError(
-            f"first: {_text(first_delay)} is longer than one period ({_text(cap)}); use a shorter first wait"
-        )
+    # The cap wins over the first wait too: a 1-minute cadence retries every minute.
+    first_delay = min(timedelta(microseconds=parse_duration("first", first)), cap)
     if retries is None:
         below_cap = 0  # failures whose wait is still below the cap: 5m, 10m, ... < period
         while _us(first_delay) << below_cap < _us(cap):

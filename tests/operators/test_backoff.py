@@ -16,6 +16,7 @@ from airflow.models.taskinstance import TaskInstance
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 from airflow.serialization.serialized_objects import DagSerialization
+
 from tessera.operators.backoff import RETRIES_AT_CAP, CadenceBackoff, backoff
 from tessera.timetables import Calendar
 
@@ -135,7 +136,7 @@ def test_policy_round_trips_its_own_serialization():
 @pytest.mark.parametrize(
     ("args", "kwargs", "error", "fragment"),
     [
-        pytest.param(("10m",), {"first": "15m"}, ValueError, "first: 15m is longer than one", id="first"),
+        pytest.param(("10m",), {"first": "soon"}, ValueError, "first: 'soon' is not a duration", id="first"),
         pytest.param((object(),), {}, TypeError, "schedule: <object", id="no-period"),
         pytest.param(("1d",), {"retries": -1}, ValueError, "retries: -1", id="negative-retries"),
         pytest.param(("soon",), {}, ValueError, "schedule: 'soon' is not a duration", id="bad-duration"),
@@ -144,6 +145,12 @@ def test_policy_round_trips_its_own_serialization():
 def test_invalid_arguments_name_the_field(args, kwargs, error, fragment):
     with pytest.raises(error, match=fragment):
         backoff(*args, **kwargs)
+
+
+def test_a_cadence_shorter_than_the_first_wait_retries_once_a_period():
+    args = backoff("1m")
+    assert args["retry_delay"] == args["max_retry_delay"] == timedelta(minutes=1)
+    assert [args["retry_policy"].delay(n) for n in (1, 2, 5)] == [timedelta(minutes=1)] * 3
 
 
 def test_explicit_retries_and_first_wait():

@@ -1,0 +1,30 @@
+"""Every schedule the README tells users to write constructs without error."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tessera.timetables as timetables
+from tessera.operators.backoff import backoff
+
+from .conftest import REPO
+
+README = (REPO / "README.md").read_text()
+TABLE = README[README.index("## Which schedule do I write") : README.index("## Feature table")]
+SNIPPETS = [s for s in re.findall(r"`([^`]+)`", TABLE) if s.startswith(("Every(", "Every.", "Cron("))]
+
+
+def test_readme_lists_schedules():
+    assert len(SNIPPETS) >= 10
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS)
+def test_readme_schedule_snippet_constructs(snippet):
+    namespace = {name: getattr(timetables, name) for name in timetables.__all__}
+    schedule = eval(snippet, namespace)  # the README's own text, not user input
+    assert isinstance(schedule, timetables.TesseraTimetable)
+    if hasattr(schedule, "period"):  # interval and calendar cadences: the backoff row applies to them
+        args = backoff(schedule)
+        assert args["retry_delay"] <= args["max_retry_delay"] == schedule.period
