@@ -19,10 +19,21 @@ from airflow._shared.timezones.timezone import utcnow
 from airflow.exceptions import AirflowTimetableInvalid
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
+from ._time.cadence import Cadence
 from ._time.catch_up import MISSED_DEADLINE, within_deadline
-from ._time.durations import format_duration
+from ._time.durations import format_duration, parse_duration
 from ._time.plan import Plan, PlannedRun
-from .policies import CatchUp, Phase, catch_up_from_dict, catch_up_to_dict, phase_from_dict
+from .policies import (
+    CatchUp,
+    Phase,
+    catch_up_from_dict,
+    catch_up_to_dict,
+    check_catch_up,
+    check_phase,
+    phase_from_dict,
+)
+
+Duration = str | datetime.timedelta
 
 if TYPE_CHECKING:
     from airflow.models.dag import DagModel
@@ -52,8 +63,9 @@ class TesseraTimetable(Timetable):
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
     backfill's range) bound, inclusively, the start of a run's *period* (from the
-    previous occurrence to its own): Airflow's logical date before the delay shift. With the DAG's ``catchup=False`` (Airflow's default) the
-    schedule's catch-up policy decides what runs after downtime; with
+    previous occurrence to its own): Airflow's logical date before the delay
+    shift. With the DAG's ``catchup=False`` (Airflow's default) the schedule's
+    catch-up policy decides what runs after downtime; with
     ``catchup=True``, and always under ``airflow backfill create``, every
     occurrence in range runs.
     """
@@ -76,6 +88,10 @@ class TesseraTimetable(Timetable):
     # -- what a subclass provides -------------------------------------------------------------
 
     def _cadence_summary(self) -> str:
+        raise NotImplementedError
+
+    def _resolve_phase(self, key: str | None) -> int:
+        """The phase in microseconds for ``key`` under this schedule's phase policy."""
         raise NotImplementedError
 
     def _spec(self) -> dict[str, Any]:
@@ -108,7 +124,28 @@ class TesseraTimetable(Timetable):
         return bound
 
     def _with_phase_key(self, key: str) -> Plan:
-        raise NotImplementedError
+        plan = self._plan
+        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
+
+    def _configure(
+        self,
+        cadence: Cadence,
+        *,
+        delay: Duration | None,
+        window: Duration | None,
+        phase: Phase | None,
+        catch_up: CatchUp | None,
+        key: str | None,
+    ) -> None:
+        """Validate and store the keywords every tessera timetable takes, and build its plan."""
+        delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
+        lookback = None if window is None else parse_duration("window", window)
+        self._phase_policy = check_phase(phase)
+        self._catch_up = check_catch_up(catch_up)
+        if key is not None and (not isinstance(key, str) or not key):
+            raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
+        self._key = key
+        self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(key))
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

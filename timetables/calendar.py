@@ -7,11 +7,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ._time.calendar_spec import CalendarSpec
-from ._time.durations import parse_duration
 from ._time.phase import MAX_DEFAULT_SPREAD
-from ._time.plan import Plan
 from .base import TesseraTimetable
-from .policies import CatchUp, Phase, check_catch_up, check_phase
+from .policies import CatchUp, Phase
 
 Duration = str | datetime.timedelta
 WallTime = str | datetime.time
@@ -65,14 +63,9 @@ class Calendar(TesseraTimetable):
         key: str | None = None,
     ) -> None:
         self._calendar = CalendarSpec.parse(unit, every=every, on=on, at=at, timezone=timezone)
-        delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
-        lookback = None if window is None else parse_duration("window", window)
-        self._phase_policy = check_phase(phase)
-        self._catch_up = check_catch_up(catch_up)
-        if key is not None and (not isinstance(key, str) or not key):
-            raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
-        self._key = key
-        self._plan = Plan(self._calendar.cadence(), delay_us, lookback, self._resolve_phase(key))
+        self._configure(
+            self._calendar.cadence(), delay=delay, window=window, phase=phase, catch_up=catch_up, key=key
+        )
 
     @classmethod
     def hour(
@@ -177,10 +170,6 @@ class Calendar(TesseraTimetable):
     def _resolve_phase(self, key: str | None) -> int:
         # Calendar cadences run at their authored time unless a phase is asked for.
         return 0 if self._phase_policy is None else self._phase_policy.resolve(key, MAX_DEFAULT_SPREAD)
-
-    def _with_phase_key(self, key: str) -> Plan:
-        plan = self._plan
-        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
 
     def _cadence_summary(self) -> str:
         return self._calendar.describe()

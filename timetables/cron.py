@@ -18,10 +18,9 @@ from ._time.dst_policy import check_dst_policy
 from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid
 from ._time.phase import MAX_DEFAULT_SPREAD
-from ._time.plan import Plan
 from ._time.wallclock import load_zone
 from .base import TesseraTimetable
-from .policies import CatchUp, Phase, check_catch_up, check_phase
+from .policies import CatchUp, Phase
 
 __all__ = ["Cron", "CronInvalid"]
 
@@ -85,15 +84,8 @@ class Cron(TesseraTimetable):
         self._starting_deadline_us = (
             None if starting_deadline is None else parse_duration("starting_deadline", starting_deadline)
         )
-        delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
-        lookback = None if window is None else parse_duration("window", window)
-        self._phase_policy = check_phase(phase)
-        self._catch_up = check_catch_up(catch_up)
-        if key is not None and (not isinstance(key, str) or not key):
-            raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
-        self._key = key
         self._every_us = cadence.interval if isinstance(cadence, EpochGrid) else None
-        self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(key))
+        self._configure(cadence, delay=delay, window=window, phase=phase, catch_up=catch_up, key=key)
 
     def _resolve_phase(self, key: str | None) -> int:
         # No phase unless asked for: a CronJob starts its runs at the cron time.
@@ -101,10 +93,6 @@ class Cron(TesseraTimetable):
             return 0
         bound = MAX_DEFAULT_SPREAD if self._every_us is None else min(self._every_us, MAX_DEFAULT_SPREAD)
         return self._phase_policy.resolve(key, bound)
-
-    def _with_phase_key(self, key: str) -> Plan:
-        plan = self._plan
-        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
 
     # -- what the UI shows --------------------------------------------------------------------
 

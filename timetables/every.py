@@ -8,10 +8,9 @@ from typing import Any
 from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid, check_interval
 from ._time.phase import MAX_DEFAULT_SPREAD
-from ._time.plan import Plan
 from .base import TesseraTimetable
 from .calendar import Calendar
-from .policies import CatchUp, Phase, Spread, check_catch_up, check_phase
+from .policies import CatchUp, Phase, Spread
 
 
 class Every(TesseraTimetable):
@@ -45,14 +44,7 @@ class Every(TesseraTimetable):
         interval_us = parse_duration("every", interval)
         check_interval("every", interval, interval_us)
         self._interval_us = interval_us
-        delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
-        lookback = None if window is None else parse_duration("window", window)
-        self._phase_policy = check_phase(phase)
-        self._catch_up = check_catch_up(catch_up)
-        if key is not None and (not isinstance(key, str) or not key):
-            raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
-        self._key = key
-        self._plan = Plan(EpochGrid(interval_us), delay_us, lookback, self._resolve_phase(key))
+        self._configure(EpochGrid(interval_us), delay=delay, window=window, phase=phase, catch_up=catch_up, key=key)
 
     # Calendar cadences read as sentences: Every.day(at="07:00", timezone="Europe/Amsterdam").
     @staticmethod
@@ -78,10 +70,6 @@ class Every(TesseraTimetable):
     def _resolve_phase(self, key: str | None) -> int:
         policy = self._phase_policy if self._phase_policy is not None else Spread()
         return policy.resolve(key, min(self._interval_us, MAX_DEFAULT_SPREAD))
-
-    def _with_phase_key(self, key: str) -> Plan:
-        plan = self._plan
-        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
 
     @property
     def period(self) -> datetime.timedelta:
