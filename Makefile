@@ -10,6 +10,9 @@ $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	# The build leaves a copy of the metadata beside the sources; with the repo on sys.path
+	# Airflow would then find the plugin's entry point twice.
+	rm -rf *.egg-info
 	touch $@
 
 venv: $(BIN)/.installed
