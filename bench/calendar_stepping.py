@@ -22,6 +22,7 @@ import pendulum
 from airflow.timetables.base import DagRunInfo, TimeRestriction, Timetable
 from airflow.timetables.trigger import CronTriggerTimetable
 from tabulate import tabulate
+
 from tessera.timetables import Calendar
 
 YEAR = TimeRestriction(

@@ -26,6 +26,7 @@ from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, TimeRestriction, Timetable
 from airflow.timetables.trigger import CronTriggerTimetable, DeltaTriggerTimetable
 from tabulate import tabulate
+
 from tessera.timetables import Every
 
 WEEK_START = pendulum.datetime(2026, 1, 5, tz="UTC")

@@ -7,6 +7,7 @@ next run the UI shows stay exactly 09:00.
 from __future__ import annotations
 
 from airflow.sdk import DAG, task
+
 from tessera.timetables import Every, anti_herd
 
 with DAG(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from airflow.sdk import DAG, task
+
 from tessera.operators.backoff import backoff
 from tessera.timetables import Every
 

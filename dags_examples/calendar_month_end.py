@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from airflow.sdk import DAG, task
+
 from tessera.timetables import Every
 
 with DAG(

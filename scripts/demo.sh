@@ -9,6 +9,8 @@ export AIRFLOW__CORE__LOAD_EXAMPLES=False
 export AIRFLOW__API__PORT="${TESSERA_DEMO_PORT:-8080}"
 # Example DAGs start unpaused so the UI shows real tessera runs within minutes.
 export AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION=False
+# The refresh example re-runs its SQL against this SQLite file.
+export AIRFLOW_CONN_TESSERA_DEMO_SQLITE="{\"conn_type\": \"sqlite\", \"host\": \"$AIRFLOW_HOME/dashboard.db\"}"
 mkdir -p "$AIRFLOW_HOME"
 cat <<MSG
 tessera demo

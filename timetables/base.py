@@ -106,6 +106,12 @@ class TesseraTimetable(Timetable):
         return self._key
 
     @property
+    def starting_deadline(self) -> datetime.timedelta | None:
+        """How long a due run may wait before it is skipped as ``MissedDeadline`` (None: forever)."""
+        deadline = self._starting_deadline_us
+        return None if deadline is None else datetime.timedelta(microseconds=deadline)
+
+    @property
     def phase_ms(self) -> int:
         return self._plan.phase // 1000
 

@@ -63,9 +63,7 @@ class Calendar(TesseraTimetable):
         key: str | None = None,
     ) -> None:
         self._calendar = CalendarSpec.parse(unit, every=every, on=on, at=at, timezone=timezone)
-        self._configure(
-            self._calendar.cadence(), delay=delay, window=window, phase=phase, catch_up=catch_up, key=key
-        )
+        self._configure(self._calendar.cadence(), delay=delay, window=window, phase=phase, catch_up=catch_up, key=key)
 
     @classmethod
     def hour(
@@ -87,8 +85,15 @@ class Calendar(TesseraTimetable):
         and 21:00 every day. Without it the runs are every ``every`` hours on absolute time.
         """
         return cls(
-            "hour", every=every, at=at, timezone=timezone, delay=delay, window=window,
-            phase=phase, catch_up=catch_up, key=key,
+            "hour",
+            every=every,
+            at=at,
+            timezone=timezone,
+            delay=delay,
+            window=window,
+            phase=phase,
+            catch_up=catch_up,
+            key=key,
         )
 
     @classmethod
@@ -109,8 +114,15 @@ class Calendar(TesseraTimetable):
         Without ``at`` the runs are a plain ``every`` x 24 hours apart on absolute time.
         """
         return cls(
-            "day", every=every, at=at, timezone=timezone, delay=delay, window=window,
-            phase=phase, catch_up=catch_up, key=key,
+            "day",
+            every=every,
+            at=at,
+            timezone=timezone,
+            delay=delay,
+            window=window,
+            phase=phase,
+            catch_up=catch_up,
+            key=key,
         )
 
     @classmethod
@@ -133,8 +145,16 @@ class Calendar(TesseraTimetable):
         cadence is a plain 7 x ``every`` days interval.
         """
         return cls(
-            "week", every=every, on=on, at=at, timezone=timezone, delay=delay, window=window,
-            phase=phase, catch_up=catch_up, key=key,
+            "week",
+            every=every,
+            on=on,
+            at=at,
+            timezone=timezone,
+            delay=delay,
+            window=window,
+            phase=phase,
+            catch_up=catch_up,
+            key=key,
         )
 
     @classmethod
@@ -158,8 +178,16 @@ class Calendar(TesseraTimetable):
         ``on`` and ``at`` the cadence is a flat 30 x ``every`` days interval.
         """
         return cls(
-            "month", every=every, on=on, at=at, timezone=timezone, delay=delay, window=window,
-            phase=phase, catch_up=catch_up, key=key,
+            "month",
+            every=every,
+            on=on,
+            at=at,
+            timezone=timezone,
+            delay=delay,
+            window=window,
+            phase=phase,
+            catch_up=catch_up,
+            key=key,
         )
 
     @property

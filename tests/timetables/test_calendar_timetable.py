@@ -14,6 +14,7 @@ from airflow.models.dagrun import DagRun
 from airflow.sdk import DAG
 from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
+
 from tessera.timetables import Backfill, Calendar, Every, Fixed, Spread, anti_herd
 from tessera.timetables.run_info import schedule_of
 
@@ -214,7 +215,7 @@ def test_example_dags_load_without_import_errors(path):
 
 
 INVALID = [
-    pytest.param('Every.hour(5)', "every: 5 hours is not allowed", id="hours-every-5"),
+    pytest.param("Every.hour(5)", "every: 5 hours is not allowed", id="hours-every-5"),
     pytest.param('Every.month(on=1, at="06:00", every=13)', "every: 13 months", id="months-every-13"),
     pytest.param('Every.week(on="monday")', "at: missing while on is given", id="weekday-without-time"),
     pytest.param('Every.day(at="25:00")', "at: '25:00' is not a wall-clock time", id="at-25-00"),

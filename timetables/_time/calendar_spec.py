@@ -51,9 +51,7 @@ def _parse_every(unit: str, every: object) -> int:
     allowed = EVERY[unit]
     text = "1, 2, 3, 4, 6, 8 or 12 (the divisors of 24)" if unit == "hour" else f"1 to {allowed[-1]}"
     if isinstance(every, bool) or not isinstance(every, int):
-        raise TypeError(
-            f"every: {every!r} is a {type(every).__name__}; give a whole number of {unit}s: {text}"
-        )
+        raise TypeError(f"every: {every!r} is a {type(every).__name__}; give a whole number of {unit}s: {text}")
     if every not in allowed:
         drifts = unit == "hour" and 0 < every < 24
         why = " (it does not divide a day, so the times would drift)" if drifts else ""

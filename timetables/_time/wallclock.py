@@ -48,9 +48,7 @@ def load_zone(field: str, value: object) -> ZoneInfo:
         value = value.key
     if not isinstance(value, str):
         kind = "a tzinfo without an IANA key" if isinstance(value, tzinfo) else f"a {type(value).__name__}"
-        raise TypeError(
-            f"{field}: {value!r} is {kind}; give an IANA timezone name such as 'Europe/Amsterdam'"
-        )
+        raise TypeError(f"{field}: {value!r} is {kind}; give an IANA timezone name such as 'Europe/Amsterdam'")
     try:
         if value in _REFUSED_KEYS:
             raise ZoneInfoNotFoundError(value)

@@ -6,6 +6,7 @@ from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
+
 from tessera.timetables._time.calendar_spec import CalendarSpec
 from tessera.timetables._time.plan import Plan
 
@@ -238,9 +239,7 @@ def test_new_york_daily_0900_through_2026_one_run_per_local_day_and_23h_25h_wind
     spans = {local(run.occurrence, zone).date(): run.window_end - run.window_start for run in runs}
     assert spans[date(2026, 3, 8)] == 23 * HOUR
     assert spans[date(2026, 11, 1)] == 25 * HOUR
-    assert {span for day, span in spans.items() if day not in (date(2026, 3, 8), date(2026, 11, 1))} == {
-        24 * HOUR
-    }
+    assert {span for day, span in spans.items() if day not in (date(2026, 3, 8), date(2026, 11, 1))} == {24 * HOUR}
     assert all(a.window_end == b.window_start for a, b in zip(runs, runs[1:], strict=False))
     assert all(run.interval == run.window_end - run.window_start for run in runs)
 

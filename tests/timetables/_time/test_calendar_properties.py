@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
 from tessera.timetables._time.calendar_spec import EVERY, CalendarSpec
 from tessera.timetables._time.plan import Plan
 
@@ -155,9 +156,7 @@ def test_runs_on_clock_change_days_match_the_brute_force_model(scenario, probe, 
     check_against_model(*scenario, probe, delay)
 
 
-def check_against_model(
-    spec: CalendarSpec, zone: ZoneInfo, first: date, last: date, probe: float, delay: int
-) -> None:
+def check_against_model(spec: CalendarSpec, zone: ZoneInfo, first: date, last: date, probe: float, delay: int) -> None:
     expected = model(spec, zone, first, last)
     assume(len(expected) >= 3)
     c = spec.cadence()

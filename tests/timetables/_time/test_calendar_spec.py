@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import time
 
 import pytest
+
 from tessera.timetables._time.calendar_spec import CalendarSpec
 
 

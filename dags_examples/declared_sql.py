@@ -1,0 +1,43 @@
+"""Declared schedules kept in ``schedules.sql`` and applied to pipelines by name.
+
+Each DAG takes its schedule's whole policy with ``**SCHEDULES.dag_kwargs(name)``:
+``daily_etl`` retries three times five minutes apart with an hour per attempt;
+``hourly_sync`` never overlaps itself, goes first when slots are short and alerts
+by email and webhook on failure; ``distributed_refresh`` runs on any worker;
+``weekly_archive`` is created switched off and, once switched on, runs every
+Sunday it missed, oldest first, one at a time.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from airflow.sdk import DAG, task
+
+from tessera.operators.schedule_set import load_schedules
+
+SCHEDULES = load_schedules(Path(__file__).with_name("schedules.sql"))
+
+# weekly_archive catches up from here once switched on: every missed Sunday since this date.
+ARCHIVE_START = datetime.datetime(2026, 10, 4, tzinfo=datetime.timezone.utc)
+
+for name, start in (
+    ("daily_etl", None),
+    ("hourly_sync", None),
+    ("distributed_refresh", None),
+    ("weekly_archive", ARCHIVE_START),
+):
+    with DAG(
+        dag_id=f"tessera_declared_{name}",
+        start_date=start,
+        doc_md=__doc__,
+        **SCHEDULES.dag_kwargs(name, tags=["tessera", "declared"]),
+    ) as dag:
+
+        @task
+        def run(schedule: str = name, data_interval_start=None, data_interval_end=None) -> None:
+            print(f"{schedule}: {data_interval_start} -> {data_interval_end}")
+
+        run()
+    SCHEDULES.apply(dag)

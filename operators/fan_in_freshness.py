@@ -1,0 +1,83 @@
+"""Parent freshness: which AFTER parents have not completed a fire within the window, and the run's note.
+
+Freshness warns and never blocks. A child whose fire is held back by a quiet
+parent stops updating with nothing failing to show it; a fan-in step is usually
+a rebuild that corrects itself on its next fire. So a stale parent is named (on
+the run note, in the scheduler log, in a metric) and the fire proceeds.
+
+Pure functions: the scheduler-side listener reads the facts and acts on the answer.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+NOTE_LIMIT = 1000
+"""Airflow's ``dag_run_note.content`` column length."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParentFire:
+    """One completed parent fire a child run consumed."""
+
+    schedule: str
+    completed_at: datetime.datetime
+    runs: tuple[str, ...] = ()
+    """``dag_id/run_id (state)`` of the runs that made up the fire."""
+
+
+def stale_parents(
+    parents: Sequence[str],
+    last_completed: Mapping[str, datetime.datetime | None],
+    *,
+    now: datetime.datetime,
+    hours: float,
+) -> list[str]:
+    """The parents whose newest completed fire is older than ``hours`` before ``now`` (or never happened).
+
+    ``hours`` 0 turns the check off. The window is closed at its old end: a fire exactly
+    ``hours`` ago is still fresh.
+    """
+    if not hours:
+        return []
+    oldest_fresh = now - datetime.timedelta(hours=hours)
+    return [name for name in parents if (last_completed.get(name) is None or last_completed[name] < oldest_fresh)]
+
+
+def _age(now: datetime.datetime, then: datetime.datetime | None) -> str:
+    if then is None:
+        return "never completed a fire"
+    seconds = (now - then).total_seconds()
+    ago = (
+        f"{seconds:.0f} s"
+        if seconds < 120
+        else f"{seconds / 60:.0f} min"
+        if seconds < 7200
+        else f"{seconds / 3600:.1f} h"
+    )
+    return f"last completed {then:%Y-%m-%d %H:%M:%S} UTC, {ago} ago"
+
+
+def release_note(
+    released_by: Sequence[ParentFire],
+    stale: Sequence[str],
+    last_completed: Mapping[str, datetime.datetime | None],
+    *,
+    now: datetime.datetime,
+    hours: float,
+) -> str:
+    """The run note of a child run: any stale parent, then the parent fires that released it."""
+    # Stale parents first: a long list of releasing fires is what gets cut at the column limit.
+    lines = []
+    if stale:
+        lines.append(f"Stale parents (no completed fire within {hours:g} h); this run proceeded anyway:")
+        lines.extend(f"- {name}: {_age(now, last_completed.get(name))}" for name in stale)
+    if released_by:
+        lines.append("Released by parent fires:")
+        for fire in sorted(released_by, key=lambda f: (f.schedule, f.completed_at)):
+            runs = f" ({', '.join(fire.runs)})" if fire.runs else ""
+            lines.append(f"- {fire.schedule} completed {fire.completed_at:%Y-%m-%d %H:%M:%S} UTC{runs}")
+    note = "\n".join(lines)
+    return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 1] + "…"

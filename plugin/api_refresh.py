@@ -1,0 +1,153 @@
+"""On-demand refresh: start a run now, unless one is in flight or has just succeeded.
+
+Decision, for one DAG, in one transaction:
+
+1. a run of the DAG is queued or running, whatever started it (the schedule, a
+   backfill, a person, another refresh): **joined**, that run is returned;
+2. else the most recently finished run succeeded less than 60 s ago: **coalesced**,
+   that run is returned (a failed one does not count: its data is still stale);
+3. else a manual run is **started** for the window of the newest occurrence.
+
+Two refreshes arriving together, in any API server worker or process, must not both
+reach step 3. The guard is in the database, not in memory: the new run's id is
+derived from the newest run the decision saw (``tessera_refresh__after_<id>``), and
+``(dag_id, run_id)`` is unique, so of two requests that saw the same history only one
+can insert; the other's transaction fails, and it re-decides and joins the winner's
+run. On PostgreSQL and MySQL the DAG row is also locked for the decision, so the
+scheduler (which skips locked DAG rows) cannot create a scheduled run in between.
+
+An on-demand run never moves the schedule: Airflow computes the next scheduled run
+from the last *automated* run only, and a manual run leaves ``next_dagrun*`` alone.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow._shared.timezones.timezone import utcnow
+from airflow.models.dag import DagModel
+from airflow.models.dagrun import DagRun
+from airflow.utils.session import create_session
+from airflow.utils.state import DagRunState
+from airflow.utils.types import DagRunTriggeredByType, DagRunType
+from fastapi import HTTPException, status
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from . import metrics
+from .metrics import Outcome
+
+if TYPE_CHECKING:
+    from airflow.models.dagbag import DBDagBag
+    from sqlalchemy.orm import Session
+
+COALESCE_WINDOW = datetime.timedelta(seconds=60)
+IN_FLIGHT = (DagRunState.QUEUED, DagRunState.RUNNING)
+RUN_ID_PREFIX = "tessera_refresh__after_"
+_ATTEMPTS = 6
+
+MESSAGES: dict[Outcome, str] = {
+    "started": "started a new run",
+    "joined": "a run was already queued or running; joined it instead of starting another",
+    "coalesced": "a run succeeded less than 60 s ago; returned it instead of running again",
+}
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: Outcome
+    run_id: str
+
+
+def in_flight_run(dag_id: str, session: Session) -> DagRun | None:
+    return session.scalar(
+        select(DagRun).where(DagRun.dag_id == dag_id, DagRun.state.in_(IN_FLIGHT)).order_by(DagRun.id.desc()).limit(1)
+    )
+
+
+def latest_finished_run(dag_id: str, session: Session) -> DagRun | None:
+    return session.scalar(
+        select(DagRun)
+        .where(DagRun.dag_id == dag_id, DagRun.end_date.is_not(None), DagRun.state.not_in(IN_FLIGHT))
+        .order_by(DagRun.end_date.desc(), DagRun.id.desc())
+        .limit(1)
+    )
+
+
+def _refusal(dag_model: DagModel | None, dag_id: str) -> HTTPException | None:
+    if dag_model is None or dag_model.is_stale:
+        return HTTPException(status.HTTP_404_NOT_FOUND, f"dag_id: {dag_id!r} is not a DAG the API server knows")
+    if dag_model.is_paused:
+        return HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"dag_id: {dag_id!r} is paused; unpause it to refresh (a paused DAG runs nothing)",
+        )
+    if dag_model.has_import_errors:
+        return HTTPException(
+            status.HTTP_400_BAD_REQUEST,
+            f"dag_id: {dag_id!r} has import errors; fix the DAG file to refresh it",
+        )
+    if dag_model.allowed_run_types is not None and DagRunType.MANUAL not in dag_model.allowed_run_types:
+        return HTTPException(status.HTTP_400_BAD_REQUEST, f"dag_id: {dag_id!r} does not allow manual runs")
+    return None
+
+
+def _decide(
+    dag_id: str, *, user: Any, triggered_by: DagRunTriggeredByType, dag_bag: DBDagBag, session: Session
+) -> Decision:
+    # FOR UPDATE is a no-op on SQLite, where a single writer and the unique run id do the work.
+    dag_model = session.scalar(select(DagModel).where(DagModel.dag_id == dag_id).with_for_update())
+    if (refusal := _refusal(dag_model, dag_id)) is not None:
+        raise refusal
+    # The slot is read before anything else: a run committed after this read is either seen
+    # in flight below, or it took the same slot and this request's insert fails. (Reading it
+    # last would let a run committed between the two reads go unseen by both.)
+    newest = session.scalar(select(func.max(DagRun.id)).where(DagRun.dag_id == dag_id)) or 0
+    if (live := in_flight_run(dag_id, session)) is not None:
+        return Decision("joined", live.run_id)
+    now = utcnow()
+    done = latest_finished_run(dag_id, session)
+    if done is not None and done.state == DagRunState.SUCCESS and now - done.end_date < COALESCE_WINDOW:
+        return Decision("coalesced", done.run_id)
+    dag = dag_bag.get_latest_version_of_dag(dag_id, session=session)
+    if dag is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"dag_id: {dag_id!r} has no serialized version yet")
+    run = dag.create_dagrun(
+        run_id=f"{RUN_ID_PREFIX}{newest}",
+        logical_date=now,
+        data_interval=dag.timetable.infer_manual_data_interval(run_after=now),
+        run_after=now,
+        conf={},
+        run_type=DagRunType.MANUAL,
+        triggered_by=triggered_by,
+        triggering_user_name=user.get_name(),
+        state=DagRunState.QUEUED,
+        note=f"On-demand refresh requested by {user.get_name()}",
+        session=session,
+    )
+    session.flush()  # the unique (dag_id, run_id) check happens here, inside the transaction
+    return Decision("started", run.run_id)
+
+
+def refresh(dag_id: str, *, user: Any, triggered_by: DagRunTriggeredByType, dag_bag: DBDagBag) -> Decision:
+    """Start, join or coalesce a run of ``dag_id``; see the module docstring."""
+    metrics.count(metrics.REQUESTED, dag_id)
+    for attempt in range(_ATTEMPTS):
+        try:
+            with create_session(scoped=False) as session:
+                decision = _decide(dag_id, user=user, triggered_by=triggered_by, dag_bag=dag_bag, session=session)
+        except (IntegrityError, OperationalError):
+            # Another refresh took this slot first (unique run id), or held SQLite's write
+            # lock: the transaction was rolled back; decide again on what it committed.
+            metrics.count(metrics.RETRIED, dag_id)
+            time.sleep(0.05 * (attempt + 1))
+            continue
+        metrics.count(metrics.OUTCOMES[decision.outcome], dag_id)
+        return decision
+    raise HTTPException(
+        status.HTTP_503_SERVICE_UNAVAILABLE,
+        f"dag_id: {dag_id!r}: the database stayed busy; retry the refresh",
+    )

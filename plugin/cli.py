@@ -1,0 +1,178 @@
+"""``tessera``: print the plan of tessera-scheduled DAGs, from DAG files or from a running deployment.
+
+.. code-block:: console
+
+    $ tessera plan dags/                      # load the files with DagBag (the dag policy runs)
+    $ tessera plan dags/etl.py --dag-id etl --count 5 --after 2026-03-02T12:00:00Z
+    $ tessera plan --api http://localhost:8080 --token "$TOKEN"
+
+The local form needs no running Airflow and no metadata database, so a schedule can
+be checked before it is deployed. It exits 1 when a file does not import or the
+declared schedules contradict each other (unknown AFTER parents, cycles).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+EXIT_OK, EXIT_CONTRADICTION, EXIT_USAGE = 0, 1, 2
+
+
+def _instant(text: str) -> datetime.datetime:
+    moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"after: {text!r} has no timezone; add one, e.g. {text}Z")
+    return moment
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tessera", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    plan = commands.add_parser("plan", help="print the next runs, their run-after, windows and phase")
+    plan.add_argument("path", nargs="?", help="a DAG file or a folder of them")
+    plan.add_argument("--dag-id", help="only this DAG")
+    plan.add_argument("--count", type=int, default=5, help="runs per DAG (default 5)")
+    plan.add_argument("--after", type=_instant, help="list runs starting after this instant (default now)")
+    plan.add_argument("--api", help="read a running deployment instead, e.g. http://localhost:8080")
+    plan.add_argument("--token", default=os.environ.get("TESSERA_API_TOKEN"), help="JWT for --api")
+    plan.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return parser
+
+
+def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict[str, Any]:
+    """The plan of the DAG files under ``path``, in the shape of the REST API's plan route."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    from tessera.timetables.base import TesseraTimetable
+
+    from .api_adapters import declared_schedule_check
+    from .api_schedules import upcoming
+
+    # Airflow logs to stdout while it loads the files; keep stdout for the plan itself.
+    with contextlib.redirect_stdout(sys.stderr):
+        bag = DagBag(path)
+    root = path if os.path.isdir(path) else os.path.dirname(path)
+    contradictions = [
+        {
+            "kind": "invalid_spec",
+            "severity": "error",
+            "message": f"{os.path.relpath(file, root) if os.path.isabs(file) else file}: "
+            f"{error.strip().splitlines()[-1]}",
+            "dag_ids": [],
+            "schedule": None,
+            "source": "import_error",
+        }
+        for file, error in sorted(bag.import_errors.items())
+    ]
+    declared, check = declared_schedule_check(bag.dags.values())
+    contradictions += [c.model_dump(mode="json") for c in declared]
+    dags = []
+    for dag in sorted(bag.dags.values(), key=lambda d: d.dag_id):
+        timetable = dag.timetable
+        if not isinstance(timetable, TesseraTimetable) or dag_id not in (None, dag.dag_id):
+            continue
+        plan = timetable._plan
+        dags.append(
+            {
+                "dag_id": dag.dag_id,
+                "summary": timetable.summary,
+                "timezone": timetable.serialize().get("timezone") or "UTC",
+                "phase": _duration(plan.phase),
+                "delay": _duration(plan.delay) if plan.delay else None,
+                "occurrences": [
+                    o.model_dump(mode="json") for o in upcoming(timetable, after=after, count=count, until=None)
+                ],
+                "contradictions": [c for c in contradictions if dag.dag_id in c["dag_ids"]],
+            }
+        )
+    return {"dags": dags, "contradictions": contradictions, "plan_check": check}
+
+
+def _duration(us: int) -> str:
+    from tessera.timetables._time.durations import format_duration
+
+    return format_duration(us)
+
+
+def remote_plan(api: str, token: str | None, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict:
+    """The plan route of a running deployment (``/tessera/api/v1/...``)."""
+    query = urllib.parse.urlencode({"count": count, "after": after.isoformat()})
+    path = "plan" if dag_id is None else f"dags/{urllib.parse.quote(dag_id, safe='')}/plan"
+    request = urllib.request.Request(f"{api.rstrip('/')}/tessera/api/v1/{path}?{query}")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=60) as response:
+        body = json.loads(response.read())
+    if dag_id is not None:  # one DAG: wrap it like the list
+        return {"dags": [body], "contradictions": body["contradictions"], "plan_check": "ok"}
+    return body
+
+
+def _short(iso: str) -> str:
+    return iso.replace("T", " ").replace("+00:00", "Z").removesuffix("Z")
+
+
+def render(plan: dict[str, Any], out: TextIO) -> None:
+    """The plan as text: per DAG its summary, then one line per run."""
+    for dag in plan["dags"]:
+        out.write(f"{dag['dag_id']}: {dag['summary']} (timezone {dag['timezone']}, phase {dag['phase'] or '-'})\n")
+        out.write(f"  {'occurrence (UTC)':<21}{'run after (UTC)':<21}{'window (UTC)':<43}local occurrence\n")
+        for run in dag["occurrences"]:
+            window = f"{_short(run['window_start'])} -> {_short(run['window_end'])}"
+            local = run["occurrence_local"] if dag["timezone"] != "UTC" else ""
+            out.write(f"  {_short(run['occurrence']):<21}{_short(run['run_after']):<21}{window:<43}{local}\n")
+        if not dag["occurrences"]:
+            out.write("  (no clock-driven runs)\n")
+    for item in plan["contradictions"]:
+        out.write(f"{item['severity'].upper()} {item['kind']}: {item['message']}\n")
+    if plan["plan_check"] != "ok":
+        out.write(f"declared-schedule check {plan['plan_check']}\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tessera`` console script."""
+    args = _parser().parse_args(argv)
+    if (args.path is None) == (args.api is None):
+        print("tessera plan: give a DAG file or folder, or --api URL (one of them)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.count < 1:
+        print(f"tessera plan: --count {args.count}; give 1 or more", file=sys.stderr)
+        return EXIT_USAGE
+    after = args.after or datetime.datetime.now(datetime.timezone.utc)
+    try:
+        if args.api is not None:
+            plan = remote_plan(args.api, args.token, dag_id=args.dag_id, count=args.count, after=after)
+        elif not os.path.exists(args.path):
+            print(f"tessera plan: {args.path!r} does not exist", file=sys.stderr)
+            return EXIT_USAGE
+        else:
+            plan = local_plan(args.path, dag_id=args.dag_id, count=args.count, after=after)
+    except urllib.error.HTTPError as error:
+        print(f"tessera plan: {args.api} answered {error.code}: {error.read().decode()[:500]}", file=sys.stderr)
+        return EXIT_USAGE
+    except urllib.error.URLError as error:
+        print(f"tessera plan: cannot reach {args.api}: {error.reason}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        json.dump(plan, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        render(plan, sys.stdout)
+    if args.dag_id is not None and not plan["dags"]:
+        print(f"tessera plan: no tessera-scheduled DAG {args.dag_id!r}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_CONTRADICTION if any(c["severity"] == "error" for c in plan["contradictions"]) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
