@@ -1,22 +1,42 @@
-"""End-to-end fixtures: one migrated AIRFLOW_HOME and one dag-processor + scheduler per session."""
+"""End-to-end fixtures: a SQLite deployment with one scheduler, and a PostgreSQL one with two.
+
+Each is created once per session. The PostgreSQL deployment is shared by
+``test_postgres_faults.py`` and then ``test_postgres_ha.py`` (pytest runs them in
+that order), whose last test stops and restarts it.
+"""
 
 from __future__ import annotations
 
 import datetime
+import glob
+import os
+import subprocess
+import textwrap
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .harness import AirflowHome
+from .harness import AirflowHome, _free_port
+from .test_fan_in_e2e import DAGS as FAN_IN_DAGS
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
+POSTGRES_DAGS = Path(__file__).resolve().parent / "dags_postgres"
+POSTGRES_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh"
+SCHEDULERS = ("scheduler-a", "scheduler-b")
+
+
+def keep_artifacts_if_failed(home: AirflowHome, request: pytest.FixtureRequest, failed_before: int) -> None:
+    """Save ``home``'s logs and tables under ``test-artifacts/e2e/`` if a test failed since ``failed_before``."""
+    if request.session.testsfailed > failed_before:
+        stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
+        home.save_artifacts(ARTIFACTS / f"{stamp}-{home.root.name}")
 
 
 @pytest.fixture(scope="session")
-def e2e_home(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[AirflowHome]:
+def e2e_home(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[AirflowHome]:
     """A fresh AIRFLOW_HOME on SQLite, migrated by ``airflow db migrate``; DAGs from ``tests/e2e/dags``.
 
     Its processes are stopped at teardown whatever happened; if any test failed while it
@@ -30,9 +50,7 @@ def e2e_home(
         yield home
     finally:
         home.stop()
-        if request.session.testsfailed > failed_before:
-            stamp = datetime.datetime.now().strftime("%Y%m%dT%H%M%S")
-            home.save_artifacts(ARTIFACTS / stamp)
+        keep_artifacts_if_failed(home, request, failed_before)
 
 
 @pytest.fixture(scope="session")
@@ -45,3 +63,108 @@ def airflow_stack(e2e_home: AirflowHome) -> AirflowHome:
     e2e_home.start("dag-processor", "dag-processor")
     e2e_home.start("scheduler", "scheduler")
     return e2e_home
+
+
+class PostgresServer:
+    """A PostgreSQL cluster started by ``scripts/postgres.sh`` on a free loopback port."""
+
+    def __init__(self) -> None:
+        started = subprocess.run(["bash", str(POSTGRES_SCRIPT), "start"], capture_output=True, text=True)
+        if started.returncode != 0:
+            raise RuntimeError(f"scripts/postgres.sh start failed:\n{started.stderr[-3000:]}")
+        values = dict(line.split("=", 1) for line in started.stdout.split() if "=" in line)
+        self.data_dir = values["TESSERA_PG_DATA"]
+        self.url = values["TESSERA_PG_URL"]
+        """The SQLAlchemy URL of the database ``airflow`` (psycopg2 driver)."""
+
+    def create_database(self, name: str) -> str:
+        """A new empty database on this server; its SQLAlchemy URL."""
+        import psycopg2
+
+        conn = psycopg2.connect(self.url.replace("+psycopg2", ""))
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cursor:
+                cursor.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            conn.close()
+        return self.url.rsplit("/", 1)[0] + f"/{name}"
+
+    def stop(self) -> None:
+        subprocess.run(["bash", str(POSTGRES_SCRIPT), "stop", self.data_dir], capture_output=True, check=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server on loopback (``scripts/postgres.sh``), stopped and deleted at teardown.
+
+    Without the server binaries the PostgreSQL tests are skipped on a laptop, and fail
+    in CI (``CI`` set), where ``.ci/run`` installs them.
+    """
+    if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        reason = "PostgreSQL server binaries not installed (/usr/lib/postgresql/*/bin); run scripts/postgres.sh install"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI: {reason}")
+        pytest.skip(reason)
+    server = PostgresServer()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def start_postgres_stack(home: AirflowHome) -> None:
+    """Start the deployment's processes: dag-processor, API server (for workers) and two schedulers."""
+    port = home.env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"].split(":")[2].split("/")[0]
+    home.start("dag-processor", "dag-processor")
+    home.start("api-server", "api-server", "--host", "127.0.0.1", "--port", port, "--workers", "1")
+    for name in SCHEDULERS:
+        # Named in the job table, and serving its workers' logs on its own port, as on separate machines.
+        own = {"TESSERA_E2E_HOSTNAME": name, "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port())}
+        home.start(name, "scheduler", env=own)
+
+
+def api_server_healthy(home: AirflowHome) -> bool:
+    url = home.env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"].replace("/execution/", "/api/v2/monitor/health")
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def postgres_stack(
+    postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[AirflowHome]:
+    """A deployment on PostgreSQL: dag-processor, API server and two schedulers (``SCHEDULERS``).
+
+    DAGs: ``tests/e2e/dags_postgres`` and the fan-in DAGs of ``test_fan_in_e2e.py``. Workers
+    (LocalExecutor) run the cursor function's tasks through the API server.
+    """
+    home = AirflowHome(
+        tmp_path_factory.mktemp("airflow-postgres"),
+        database_url=postgres_server.create_database("tessera_e2e"),
+        dags_source=POSTGRES_DAGS,
+    )
+    (home.dags / "fan_in_e2e_dags.py").write_text(textwrap.dedent(FAN_IN_DAGS))
+    (home.root / "cursor-control").mkdir()
+    home.env.update(
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{_free_port()}/execution/",
+        # Every scheduler signs the workers' tokens and the API server checks them: one shared secret.
+        AIRFLOW__API_AUTH__JWT_SECRET="tessera-e2e-" + "s" * 64,
+        # A worker that stops heartbeating is declared lost after 20 s (default 5 min).
+        AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT="20",
+        # A refused Execution API call is retried for seconds, not the default half minute.
+        AIRFLOW__WORKERS__EXECUTION_API_RETRY_WAIT_MIN="0.2",
+        AIRFLOW__WORKERS__EXECUTION_API_RETRY_WAIT_MAX="1",
+    )
+    failed_before = request.session.testsfailed
+    try:
+        migrated = home.cli("db", "migrate", timeout=600)
+        assert migrated.returncode == 0, migrated.stderr[-3000:]
+        start_postgres_stack(home)
+        yield home
+    finally:
+        home.stop()
+        keep_artifacts_if_failed(home, request, failed_before)

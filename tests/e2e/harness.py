@@ -1,9 +1,10 @@
-"""A throwaway Airflow deployment for end-to-end tests: its own AIRFLOW_HOME, SQLite DB and processes.
+"""A throwaway Airflow deployment for end-to-end tests: its own AIRFLOW_HOME, metadata DB and processes.
 
 Everything runs as real subprocesses of this virtualenv's ``airflow`` (the same
 binaries a user runs), in an environment stripped of the test session's own
-Airflow settings. The tests read the metadata DB directly with ``sqlite3``, so
-what they assert on is exactly what the scheduler wrote.
+Airflow settings. The metadata DB is SQLite by default, or a PostgreSQL database
+(``conftest.PostgresServer``); the tests read it directly (``sqlite3`` or
+``psycopg2``), so what they assert on is exactly what the schedulers wrote.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -26,6 +27,18 @@ from typing import TypeVar
 BIN = Path(sys.executable).parent
 AIRFLOW = BIN / "airflow"
 DAGS_SOURCE = Path(__file__).resolve().parent / "dags"
+
+# On every process's PYTHONPATH: a process started with TESSERA_E2E_HOSTNAME reports it as its
+# hostname, so the job table tells which of two schedulers created a run; others keep the real one.
+_HOSTNAME_MODULE = """
+import os
+
+
+def hostname():
+    from airflow.utils.net import getfqdn  # Airflow's default hostname_callable
+
+    return os.environ.get("TESSERA_E2E_HOSTNAME") or getfqdn()
+"""
 
 T = TypeVar("T")
 
@@ -36,11 +49,13 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _utc(text: str | None) -> datetime.datetime | None:
-    # Airflow stores UTC instants in SQLite as naive "YYYY-MM-DD HH:MM:SS.ffffff" strings.
-    if text is None:
+def _utc(value: str | datetime.datetime | None) -> datetime.datetime | None:
+    # SQLite hands back naive "YYYY-MM-DD HH:MM:SS.ffffff" UTC strings, PostgreSQL aware datetimes.
+    if value is None:
         return None
-    return datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc)
+    if isinstance(value, datetime.datetime):
+        return value.astimezone(datetime.timezone.utc)
+    return datetime.datetime.fromisoformat(value).replace(tzinfo=datetime.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -54,38 +69,57 @@ class StoredRun:
     data_interval_end: datetime.datetime | None
     run_after: datetime.datetime
     queued_at: datetime.datetime | None
+    state: str = ""
+    created_at: datetime.datetime | None = None
+    creator: str | None = None
+    """The hostname of the scheduler job that created the run (None: not a scheduler)."""
 
 
 class AirflowHome:
-    """An AIRFLOW_HOME with its own SQLite DB and DAGs folder, and the processes running against it."""
+    """An AIRFLOW_HOME with its own metadata DB and DAGs folder, and the processes running against it.
 
-    def __init__(self, root: Path) -> None:
+    :param database_url: a PostgreSQL SQLAlchemy URL (``postgresql+psycopg2://...``);
+        default an SQLite file in the home.
+    :param dags_source: the folder whose DAG files are copied into the home.
+    """
+
+    def __init__(self, root: Path, *, database_url: str | None = None, dags_source: Path = DAGS_SOURCE) -> None:
         self.root = root
         self.dags = root / "dags"
         self.db = root / "airflow.db"
+        self.database_url = database_url or f"sqlite:///{self.db}"
         self.process_logs = root / "process-logs"
         self.process_logs.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(DAGS_SOURCE, self.dags, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(dags_source, self.dags, ignore=shutil.ignore_patterns("__pycache__"))
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
         self._cli_calls = 0
         self.started_at: datetime.datetime | None = None
         """When the first long-running process was launched."""
         self.env = self._environment()
 
+    @property
+    def is_postgres(self) -> bool:
+        return self.database_url.startswith("postgresql")
+
     def _environment(self) -> dict[str, str]:
         # Drop every Airflow setting of the surrounding test session (its own home, DB,
         # unit-test mode): the processes must see a plain deployment.
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "_AIRFLOW"))}
+        support = self.root / "pythonpath"
+        support.mkdir(exist_ok=True)
+        (support / "tessera_e2e_hostname.py").write_text(_HOSTNAME_MODULE)
         env.update(
             AIRFLOW_HOME=str(self.root),
             AIRFLOW__CORE__DAGS_FOLDER=str(self.dags),
             AIRFLOW__CORE__LOAD_EXAMPLES="False",
             AIRFLOW__CORE__EXECUTOR="LocalExecutor",
             AIRFLOW__CORE__PARALLELISM="2",
-            AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{self.db}",
+            AIRFLOW__CORE__HOSTNAME_CALLABLE="tessera_e2e_hostname.hostname",
+            AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=self.database_url,
             # The scheduler serves task logs on a port; a fixed one would clash with a demo or
             # another test session on the same machine.
             AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=str(_free_port()),
+            PYTHONPATH=os.pathsep.join(filter(None, [str(support), env.get("PYTHONPATH")])),
             PYTHONUNBUFFERED="1",
         )
         return env
@@ -103,19 +137,22 @@ class AirflowHome:
         )
         log = self.process_logs / f"cli-{self._cli_calls:02d}.log"
         log.write_text(
-            f"$ {' '.join(argv)}\nexit {result.returncode}\n"
-            f"--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+            f"$ {' '.join(argv)}\nexit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
         )
         return result
 
-    def start(self, name: str, *args: str) -> None:
-        """Start ``airflow <args>`` in its own process group, so stopping it also stops its children."""
+    def start(self, name: str, *args: str, env: Mapping[str, str] | None = None) -> None:
+        """Start ``airflow <args>`` in its own process group, so stopping it also stops its children.
+
+        ``env`` is added to the deployment's environment for this process only; with
+        ``TESSERA_E2E_HOSTNAME`` in it, the process's jobs report that as their hostname.
+        """
         if self.started_at is None:
             self.started_at = datetime.datetime.now(datetime.timezone.utc)
-        log = (self.process_logs / f"{name}.log").open("wb")
+        log = (self.process_logs / f"{name}.log").open("ab")
         self._processes[name] = subprocess.Popen(
             [str(AIRFLOW), *args],
-            env=self.env,
+            env={**self.env, **(env or {})},
             cwd=self.root,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -127,6 +164,12 @@ class AirflowHome:
         for name, process in self._processes.items():
             if process.poll() is not None:
                 raise AssertionError(f"airflow {name} exited with {process.returncode}; see {name}.log")
+
+    def kill(self, name: str) -> None:
+        """``kill -9`` the process group of ``name`` (the process and its workers), as a crash would."""
+        process = self._processes.pop(name)
+        self._signal(process, signal.SIGKILL)
+        process.wait()
 
     def stop(self) -> None:
         """Stop every started process group: SIGTERM, then SIGKILL whatever is left after a grace period."""
@@ -153,20 +196,61 @@ class AirflowHome:
     # -- the metadata DB ------------------------------------------------------------------------
 
     def query(self, sql: str, *params: object) -> list[tuple]:
+        """Rows of ``sql`` (``?`` placeholders on either database); JSON columns come back as text."""
+        if self.is_postgres:
+            return self._query_postgres(sql.replace("?", "%s"), params)
         # Read-only, with a generous busy timeout: the scheduler holds SQLite's single write lock often.
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30) as conn:
             return conn.execute(sql, params).fetchall()
 
+    def execute(self, sql: str) -> None:
+        """Run one statement as the database owner (PostgreSQL only): what a fault test changes."""
+        self._query_postgres(sql, (), fetch=False)
+
+    def _query_postgres(self, sql: str, params: Sequence[object], *, fetch: bool = True) -> list[tuple]:
+        import psycopg2
+        import psycopg2.extras
+
+        conn = psycopg2.connect(self.database_url.replace("+psycopg2", ""))
+        try:
+            conn.autocommit = True
+            # As SQLite returns them, so the same assertions read either database.
+            psycopg2.extras.register_default_json(conn, loads=lambda text: text)
+            psycopg2.extras.register_default_jsonb(conn, loads=lambda text: text)
+            with conn.cursor() as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchall() if fetch else []
+        finally:
+            conn.close()
+
     def runs(self, dag_id: str) -> list[StoredRun]:
         rows = self.query(
-            "SELECT run_id, run_type, logical_date, data_interval_start, data_interval_end,"
-            " run_after, queued_at FROM dag_run WHERE dag_id = ? ORDER BY run_after, run_id",
+            "SELECT r.run_id, r.run_type, r.logical_date, r.data_interval_start, r.data_interval_end,"
+            " r.run_after, r.queued_at, r.state, r.created_at, j.hostname"
+            " FROM dag_run r LEFT JOIN job j ON j.id = r.creating_job_id"
+            " WHERE r.dag_id = ? ORDER BY r.run_after, r.run_id",
             dag_id,
         )
         return [
-            StoredRun(run_id, run_type, _utc(logical), _utc(start), _utc(end), _utc(after), _utc(queued))
-            for run_id, run_type, logical, start, end, after, queued in rows
+            StoredRun(
+                run_id,
+                run_type,
+                _utc(logical),
+                _utc(start),
+                _utc(end),
+                _utc(after),
+                _utc(queued),
+                state,
+                _utc(created),
+                host,
+            )
+            for run_id, run_type, logical, start, end, after, queued, state, created, host in rows
         ]
+
+    def scheduler_jobs(self) -> dict[str, str]:
+        """The state of each scheduler's newest job, by the name it was started under."""
+        rows = self.query("SELECT hostname, state FROM job WHERE job_type = 'SchedulerJob' ORDER BY id")
+        return {hostname: state for hostname, state in rows}
 
     def is_parsed(self, dag_id: str) -> bool:
         return bool(self.query("SELECT 1 FROM serialized_dag WHERE dag_id = ?", dag_id))
@@ -195,11 +279,15 @@ class AirflowHome:
     # -- failure artifacts ----------------------------------------------------------------------
 
     def save_artifacts(self, dest: Path) -> None:
-        """Keep what explains a failure: process and CLI output, Airflow's own logs, the dag_run table."""
+        """Keep what explains a failure: process and CLI output, Airflow's own logs, the dag_run and job tables."""
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copytree(self.process_logs, dest / "process-logs", dirs_exist_ok=True)
         if (self.root / "logs").exists():
             shutil.copytree(self.root / "logs", dest / "airflow-logs", dirs_exist_ok=True)
-        if self.db.exists():
-            rows = self.query("SELECT * FROM dag_run ORDER BY dag_id, run_after")
-            (dest / "dag_run.txt").write_text("\n".join(map(repr, rows)) + "\n")
+        if self.is_postgres or self.db.exists():
+            for table, order in (("dag_run", "dag_id, run_after"), ("job", "id")):
+                try:
+                    rows = self.query(f"SELECT * FROM {table} ORDER BY {order}")
+                except Exception as error:  # the DB may be what broke; keep the rest of the artifacts
+                    rows = [("unreadable", repr(error))]
+                (dest / f"{table}.txt").write_text("\n".join(map(repr, rows)) + "\n")

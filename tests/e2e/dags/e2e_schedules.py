@@ -11,6 +11,7 @@ import datetime
 
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
+
 from tessera.timetables import Every, Fixed
 
 with DAG(
