@@ -113,13 +113,18 @@ function refreshMessage(answer) {
   return `Returned ${run.run_id}: it succeeded at ${when(run.end_date, false)}, under a minute ago`;
 }
 
-function refreshButton(dag, result) {
+function refreshButton(dag, rendered) {
   const button = el("button", { class: "refresh", type: "button", "data-dag-id": dag.dag_id }, "Refresh");
+  // The table re-renders every few seconds and keeps the last answer's element, so look the
+  // row's answer element up when writing to it rather than holding the one rendered with the button.
+  const target = () =>
+    document.querySelector(`#schedules tr.dag[data-dag-id="${CSS.escape(dag.dag_id)}"] .result`) || rendered;
   button.addEventListener("click", async () => {
     button.disabled = true;
-    result.textContent = "Refreshing…";
+    target().textContent = "Refreshing…";
     try {
       const answer = await api(`/dags/${encodeURIComponent(dag.dag_id)}/refresh`, { method: "POST" });
+      const result = target();
       result.replaceChildren(
         el("a", { href: "#", class: "dag-link", onclick: (event) => { event.preventDefault();
           openInAirflow(`/dags/${encodeURIComponent(dag.dag_id)}/runs/${encodeURIComponent(answer.run.run_id)}`); } },
@@ -129,7 +134,7 @@ function refreshButton(dag, result) {
       result.dataset.runId = answer.run.run_id;
       load();
     } catch (error) {
-      result.textContent = error.status === 403 ? "You may view this DAG but not start its runs." : `Refresh failed: ${error.message}`;
+      target().textContent = error.status === 403 ? "You may view this DAG but not start its runs." : `Refresh failed: ${error.message}`;
     } finally {
       button.disabled = false;
     }
