@@ -8,7 +8,7 @@ moves when the run starts, never the window.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .cadence import Cadence
 from .catch_up import next_occurrence
@@ -32,6 +32,10 @@ class Plan:
     delay: int = 0
     lookback: int | None = None
     phase: int = 0
+    # The scheduler steps a DAG with the same date bounds call after call: remember the last
+    # conversion instead of walking the cadence twice more on every step.
+    # One element, replaced whole, so concurrent readers never see a key with another's bounds.
+    _last_bounds: list = field(default_factory=lambda: [(None, None)], compare=False, repr=False)
 
     def run(self, occurrence: int) -> PlannedRun:
         previous = self.cadence.preceding(occurrence)
@@ -48,9 +52,13 @@ class Plan:
         "backfill 2026-01-01" of an hourly schedule with a 5 minute delay makes the 24
         runs whose windows tile that day shifted back by 5 minutes.
         """
+        key, bounds = self._last_bounds[0]
+        if key == (earliest, latest):
+            return bounds
         cadence = self.cadence
         first = None if earliest is None else cadence.following(cadence.at_or_after(earliest))
         last = None if latest is None else cadence.following(cadence.at_or_before(latest))
+        self._last_bounds[0] = ((earliest, latest), (first, last))
         return first, last
 
     def occurrence_of_window_end(self, window_end: int) -> int:
