@@ -14,12 +14,9 @@ Run with ``python bench/calendar_stepping.py`` or, with every other benchmark, `
 
 from __future__ import annotations
 
-import gc
-import statistics
-import time
-
 import pendulum
-from airflow.timetables.base import DagRunInfo, TimeRestriction, Timetable
+from _stepping import compare
+from airflow.timetables.base import TimeRestriction
 from airflow.timetables.trigger import CronTriggerTimetable
 from tabulate import tabulate
 
@@ -28,7 +25,6 @@ from tessera.timetables import Calendar
 YEAR = TimeRestriction(
     pendulum.datetime(2026, 1, 1, tz="UTC"), pendulum.datetime(2026, 12, 31, 23, 59, tz="UTC"), catchup=True
 )
-REPEATS = 7
 
 # (case, the calendar cadence, the equivalent cron expression and zone)
 PAIRS: list[tuple[str, Calendar, tuple[str, str]]] = [
@@ -52,58 +48,9 @@ def _bound(timetable: Calendar) -> Calendar:
     return timetable.bind(dag_id="bench", catchup=True, end_date=None)
 
 
-def _run_afters(timetable: Timetable) -> list[DagRunInfo]:
-    infos, info = [], None
-    while info := timetable.next_dagrun_info_v2(last_dagrun_info=info, restriction=YEAR):
-        infos.append(info)
-    return infos
-
-
-def _step_through(timetable: Timetable) -> int:
-    """Step until the timetable returns None; the number of calls made."""
-    step, info, calls = timetable.next_dagrun_info_v2, None, 0
-    while True:
-        calls += 1
-        info = step(last_dagrun_info=info, restriction=YEAR)
-        if info is None:
-            return calls
-
-
-def _timed(timetable: Timetable) -> tuple[float, int]:
-    """Seconds per call of one pass over the year, with the collector off as ``timeit`` does."""
-    gc.collect()
-    gc.disable()
-    try:
-        begin = time.perf_counter()
-        calls = _step_through(timetable)
-        return (time.perf_counter() - begin) / calls, calls
-    finally:
-        gc.enable()
-
-
 def _pair_rows(case: str, calendar: Calendar, cron: CronTriggerTimetable) -> list[dict[str, object]]:
-    ours, theirs = [i.run_after for i in _run_afters(calendar)], [i.run_after for i in _run_afters(cron)]
-    if ours != theirs:
-        raise AssertionError(f"{case}: the calendar cadence and the cron expression fire at different times")
-    contenders = {"Calendar": calendar, "CronTrigger": cron}
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    calls: dict[str, int] = {}
-    for repeat in range(REPEATS):
-        for name in ("Calendar", "CronTrigger") if repeat % 2 else ("CronTrigger", "Calendar"):
-            per_call, calls[name] = _timed(contenders[name])
-            samples[name].append(per_call)
-    best = {name: min(values) for name, values in samples.items()}
-    return [
-        {
-            "bench": "step a year",
-            "case": f"{case}: {name}",
-            "calls": calls[name],
-            "best us/call": round(best[name] * 1e6, 2),
-            "median us/call": round(statistics.median(samples[name]) * 1e6, 2),
-            "vs CronTrigger": round(best[name] / best["CronTrigger"], 3),
-        }
-        for name in contenders
-    ]
+    contenders = {"Calendar": lambda: calendar, "CronTrigger": lambda: cron}
+    return compare("step a year", case, contenders, YEAR, baseline="CronTrigger")
 
 
 def main() -> list[dict[str, object]]:

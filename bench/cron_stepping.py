@@ -14,19 +14,16 @@ Run with ``python bench/cron_stepping.py`` or, with every other benchmark, ``mak
 
 from __future__ import annotations
 
-import gc
-import statistics
-import time
 from collections.abc import Callable
 
 import pendulum
-from airflow.timetables.base import DagRunInfo, TimeRestriction, Timetable
+from _stepping import compare
+from airflow.timetables.base import TimeRestriction, Timetable
 from airflow.timetables.trigger import CronTriggerTimetable
 from tabulate import tabulate
 
 from tessera.timetables import Cron
 
-REPEATS = 7
 ZONE = "Europe/London"
 
 # (case, expression, the restriction stepped through)
@@ -53,57 +50,12 @@ def _cron(expression: str) -> Cron:
     return Cron(expression, timezone=ZONE).bind(dag_id="bench", catchup=True, end_date=None)
 
 
-def _runs(timetable: Timetable, restriction: TimeRestriction) -> list[DagRunInfo]:
-    infos, info = [], None
-    while info := timetable.next_dagrun_info_v2(last_dagrun_info=info, restriction=restriction):
-        infos.append(info)
-    return infos
-
-
-def _timed(timetable: Timetable, restriction: TimeRestriction) -> tuple[float, int]:
-    """Seconds per call of one pass, with the collector off as ``timeit`` does; and the calls made."""
-    step, info, calls = timetable.next_dagrun_info_v2, None, 0
-    gc.collect()
-    gc.disable()
-    try:
-        begin = time.perf_counter()
-        while True:
-            calls += 1
-            info = step(last_dagrun_info=info, restriction=restriction)
-            if info is None:
-                break
-        return (time.perf_counter() - begin) / calls, calls
-    finally:
-        gc.enable()
-
-
 def _case_rows(case: str, expression: str, restriction: TimeRestriction) -> list[dict[str, object]]:
     contenders: dict[str, Callable[[], Timetable]] = {
         f"Cron({expression!r})": lambda: _cron(expression),
         "CronTrigger": lambda: CronTriggerTimetable(expression, timezone=ZONE),
     }
-    ours, theirs = ([i.run_after for i in _runs(make(), restriction)] for make in contenders.values())
-    if ours != theirs:
-        raise AssertionError(f"{case}: Cron and CronTriggerTimetable fire at different times")
-    names = list(contenders)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    calls: dict[str, int] = {}
-    for repeat in range(REPEATS):
-        for name in names if repeat % 2 else names[::-1]:
-            per_call, calls[name] = _timed(contenders[name](), restriction)
-            samples[name].append(per_call)
-    best = {name: min(values) for name, values in samples.items()}
-    return [
-        {
-            "bench": "step",
-            "case": f"{case}: {name}",
-            "calls": calls[name],
-            "best us/call": round(best[name] * 1e6, 2),
-            "median us/call": round(statistics.median(samples[name]) * 1e6, 2),
-            "vs CronTrigger": round(best[name] / best["CronTrigger"], 3),
-        }
-        for name in names
-    ]
+    return compare("step", case, contenders, restriction, baseline="CronTrigger")
 
 
 def main() -> list[dict[str, object]]:
