@@ -14,8 +14,8 @@ The receipt (``rows``, ``duration_seconds``, ``changed``, ``outcome``) is return
 pushed as the XCom ``tessera_receipt``, which the tessera API shows next to the run.
 It never contains the data.
 
-How the collision is detected: a bookkeeping table (``tessera_refresh_state``, next
-to the target) holds, per target table, a generation counter, the fingerprint of the
+How the collision is detected: a bookkeeping table (``tessera_refresh_state``, on the
+target connection) holds, per target table, a generation counter, the fingerprint of the
 rows last written and the fingerprint of the query that wrote them. A run reads the
 generation before it queries; its write is a compare-and-set on that generation, in
 the same transaction as the rows it replaces, so two writers can never both win.
