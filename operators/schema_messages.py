@@ -110,7 +110,9 @@ def _enum(value: Any, instance: Any, error: ValidationError) -> str:
 
 def _const(value: Any, instance: Any, error: ValidationError) -> str:
     shown = repr(value)
-    return "is not the constant the schema requires" if len(shown) > _SHOWN_SCHEMA_TEXT else f"is not the constant {shown}"
+    return (
+        "is not the constant the schema requires" if len(shown) > _SHOWN_SCHEMA_TEXT else f"is not the constant {shown}"
+    )
 
 
 def _minimum(value: Any, instance: Any, error: ValidationError) -> str:
@@ -142,7 +144,9 @@ def _extra_properties(value: Any, instance: Any, error: ValidationError) -> str:
         for key in (instance if isinstance(instance, dict) else {})
         if key not in declared and not any(re.search(pattern, key) for pattern in patterns)
     ]
-    return f"has {_count(len(extras), 'property', 'properties')} the schema does not allow (additionalProperties is false)"
+    return (
+        f"has {_count(len(extras), 'property', 'properties')} the schema does not allow (additionalProperties is false)"
+    )
 
 
 def _dependencies(value: Any, instance: Any, error: ValidationError) -> str:
