@@ -129,7 +129,7 @@ def emails(value: object) -> tuple[str, ...]:
 
 
 def urls(value: object) -> tuple[str, ...]:
-    """http(s) URLs to a public host: a private or metadata address is refused here, names again at send time."""
+    """http(s) URLs to a public host: a non-public literal address is refused here; names are resolved at send time."""
     items = strings("webhook", value, kind="URL")
     for item in items:
         parts = urllib.parse.urlsplit(item)
