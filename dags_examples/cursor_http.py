@@ -9,6 +9,11 @@ page is asked for again. ``page_token`` starts as null: the first page.
 Create the connection before the first fire, e.g.
 ``airflow connections add tessera_sync_service --conn-type http --conn-host sync.internal --conn-port 8080``.
 The DAG parses without it; a fire without it fails and keeps the cursor.
+
+tessera calls only public addresses: a service on the deployment's own network
+(``sync.internal`` resolving to 10.x, or 127.0.0.1 on a laptop) is refused until
+``[tessera] allow_private_outbound = True`` is set for the workers
+(``AIRFLOW__TESSERA__ALLOW_PRIVATE_OUTBOUND=True``).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from airflow.sdk._shared.timezones.timezone import utcnow
 from airflow.sdk.exceptions import AirflowTaskTimeout
 
 from . import metrics
-from .cursor_fire import CursorFire, CursorWriteFailed, DispatchStartFailed, FireFailed
+from .cursor_fire import CursorFire, CursorWriteFailed, DispatchStartFailed, FireFailed, error_summary
 from .cursor_store import CursorStore, default_store
 from .dispatch_policy import DISPATCH_POOL, Concurrency, is_dry_run
 from .fire_record import RECORD_KEY, FireRecord, Outcome, Phase, SkipReason, iso
@@ -173,14 +173,16 @@ class CursorFunctionOperator(BaseOperator):
             raise
         try:
             output = self.function(prepared.payload)
-        except AirflowTaskTimeout as error:
-            finish(Outcome.FAILED, "Timeout", f"the function did not return in time: {error}")
+        except AirflowTaskTimeout:
+            finish(Outcome.FAILED, "Timeout", "the function did not return within the task's execution_timeout")
             raise
-        except FireFailed as error:  # e.g. an HTTP function's 200 whose body is not JSON
+        except FireFailed as error:  # e.g. an HTTP function's answer: its message is safe to record
             finish(Outcome.FAILED, error.reason, str(error))
             raise
         except BaseException as error:
-            finish(Outcome.FAILED, "FunctionError", f"the function raised {error!r}")
+            # Its text may quote the payload: the record keeps the type and where; Airflow logs the rest.
+            message = f"the function raised {error_summary(error)}; its traceback is in the task log"
+            finish(Outcome.FAILED, "FunctionError", message)
             raise
         try:
             concluded = fire.conclude(output, save=not dry_run, written_by=f"{ti.dag_id}/{ti.run_id}")

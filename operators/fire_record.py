@@ -19,7 +19,11 @@ saved, so the task state says it all, and the fire spends one Execution API call
 less. A task instance that stopped without succeeding and without a record never
 reported its result (its worker died): ``Unknown``. Airflow clears a task
 instance's XComs when it runs again, so a record always describes the latest try.
-It never holds the cursor.
+
+Every viewer of the DAG can read a record (and the status built from it), while
+the cursor lives in a store only some may read. So a record never holds a
+cursor's, an input's or an output's value: its ``message`` names the JSON path,
+the rule and sizes (see :mod:`tessera.operators.cursor_fire`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
 from .json_pointer import JsonPointer
+from .schema_messages import describe as describe_violation
 
 MAX_CURSOR_BYTES = 64 * 1024
 """A cursor is a resumption pointer; one approaching this size is being used as a database."""
@@ -66,11 +67,16 @@ def _compile(field_name: str, schema: Any) -> Validator | None:
 
 
 def schema_violation(validator: Validator | None, document: Any) -> str | None:
-    """The most relevant reason ``document`` fails ``validator`` ("at $.a: ..."), or None if valid."""
+    """The most relevant reason ``document`` fails ``validator`` ("at $.a: ..."), or None if valid.
+
+    The reason names the path, the rule and the value's kind and size, never the value:
+    it reaches fire records, the status page and task logs, which viewers read (see
+    :mod:`tessera.operators.schema_messages`).
+    """
     if validator is None:
         return None
     error = best_match(validator.iter_errors(document))
-    return None if error is None else f"at {error.json_path}: {error.message}"
+    return None if error is None else describe_violation(error, validator.schema)
 
 
 @dataclass(frozen=True)

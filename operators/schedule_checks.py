@@ -12,6 +12,8 @@ import urllib.parse
 import zoneinfo
 from collections.abc import Iterable
 
+from . import outbound
+
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 NAME_MAX = 80
 """Leaves room for the ``tessera-schedule:`` prefix inside Airflow's 100-character tag limit."""
@@ -127,6 +129,7 @@ def emails(value: object) -> tuple[str, ...]:
 
 
 def urls(value: object) -> tuple[str, ...]:
+    """http(s) URLs to a public host: a non-public literal address is refused here; names are resolved at send time."""
     items = strings("webhook", value, kind="URL")
     for item in items:
         parts = urllib.parse.urlsplit(item)
@@ -135,6 +138,10 @@ def urls(value: object) -> tuple[str, ...]:
                 "webhook",
                 f"webhook: {item!r} is not an http(s) URL; write it as 'https://hooks.example.com/services/T00'",
             )
+        try:
+            outbound.check_url("webhook", item, resolve=False)
+        except outbound.OutboundRefused as error:
+            raise ScheduleError("webhook", str(error)) from None
     return items
 
 

@@ -4,16 +4,23 @@ Both are Airflow notifiers used as DAG callbacks, so they run where Airflow runs
 DAG callbacks (the dag-processor) once per finished pipeline run, not once per
 task attempt. They are additive: a schedule with both NOTIFY and WEBHOOK sends
 both, next to any callback the DAG declares itself.
+
+A webhook goes only to a public host (:mod:`tessera.operators.outbound`): its
+name is resolved and checked right before the POST (the URL is a template, and
+DNS may have changed since the DAG was parsed), redirects are not followed, and
+every POST has a timeout.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+import httpx
 from airflow.sdk.bases.notifier import BaseNotifier
+
+from . import outbound
 
 WEBHOOK_TIMEOUT_SECONDS = 10
 
@@ -36,8 +43,9 @@ def run_notice(context: dict[str, Any], *, schedule: str, event: str) -> dict[st
 class WebhookNotifier(BaseNotifier):
     """POST a JSON notice about a pipeline run to each URL.
 
-    A URL that fails is logged and the others are still called; the failure is then
-    raised so Airflow counts it in ``dag.callback_exceptions``.
+    A URL that fails (refused by the outbound policy, unreachable, slow, or answering
+    other than 2xx, a redirect included) is logged and the others are still called;
+    the failure is then raised so Airflow counts it in ``dag.callback_exceptions``.
     """
 
     template_fields = ("urls",)
@@ -52,17 +60,33 @@ class WebhookNotifier(BaseNotifier):
         body = json.dumps(run_notice(context, schedule=self.schedule, event=self.event)).encode()
         failed = []
         for url in self.urls:
-            request = urllib.request.Request(
-                url, data=body, method="POST", headers={"Content-Type": "application/json"}
-            )
-            try:
-                with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_SECONDS) as response:
-                    response.read()
-            except OSError as error:
-                self.log.error("Webhook %s for schedule %s failed: %s", url, self.schedule, error)
+            if problem := self._post(url, body):
+                self.log.error("Webhook %s for schedule %s failed: %s", url, self.schedule, problem)
                 failed.append(url)
         if failed:
             raise RuntimeError(f"webhook: {failed} did not accept the {self.event} notice of {self.schedule!r}")
+
+    @staticmethod
+    def _post(url: str, body: bytes) -> str | None:
+        """POST ``body`` to ``url``; why it failed, or None when the hook answered 2xx."""
+        try:
+            outbound.check_url("webhook", url, resolve=True)
+            response = httpx.post(
+                url,
+                content=body,
+                headers={"Content-Type": "application/json"},
+                timeout=WEBHOOK_TIMEOUT_SECONDS,
+                follow_redirects=False,  # a public hook could redirect to a private address
+            )
+        except outbound.OutboundRefused as error:
+            return str(error)
+        except (httpx.HTTPError, httpx.InvalidURL) as error:
+            return f"{type(error).__name__}: {error}"
+        if response.is_redirect:
+            return f"answered {response.status_code} (a redirect; webhooks do not follow redirects)"
+        if not response.is_success:
+            return f"answered {response.status_code}"
+        return None
 
 
 def email_notifier(to: Sequence[str], *, schedule: str, event: str = "failure") -> BaseNotifier:

@@ -165,7 +165,7 @@ def test_the_dags_own_tags_and_callbacks_are_kept_and_notifiers_added() -> None:
         return None
 
     schedule = Schedule(
-        "s", interval_seconds=60, notify=["ops@example.com"], webhook=["http://127.0.0.1/x"], notify_on_success=True
+        "s", interval_seconds=60, notify=["ops@example.com"], webhook=["https://h.example/x"], notify_on_success=True
     )
     kwargs = dag_kwargs(schedule, tags=["team"], on_failure_callback=own_callback)
     assert kwargs["tags"] == ["team", schedule_tag("s")]

@@ -1,4 +1,9 @@
-"""NOTIFY and WEBHOOK: the notifiers a schedule adds, delivering to real local servers on 127.0.0.1."""
+"""NOTIFY and WEBHOOK: the notifiers a schedule adds, delivering to real local servers on 127.0.0.1.
+
+A webhook to 127.0.0.1 is refused by default (tessera calls only public hosts), so
+the webhook tests allow the deployment's own network explicitly, as a deployment
+whose hooks live inside it would.
+"""
 
 from __future__ import annotations
 
@@ -23,8 +28,12 @@ CONTEXT = {
 
 
 @pytest.fixture
-def http_server() -> Iterator[tuple[str, list[dict]]]:
-    """A local HTTP server that records each POSTed JSON body; ``/broken`` answers 500."""
+def http_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[dict]]]:
+    """A local HTTP server that records each POSTed JSON body; ``/broken`` answers 500.
+
+    ``[tessera] allow_private_outbound`` is set: without it a webhook to 127.0.0.1 is refused.
+    """
+    monkeypatch.setenv("AIRFLOW__TESSERA__ALLOW_PRIVATE_OUTBOUND", "True")
     received: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
