@@ -210,7 +210,7 @@ def test_the_supported_range_is_served(api, after, until):
 # -- refresh: a JSON object body, never a form ----------------------------------------------------
 
 
-def _runs(dag_id: str) -> list[str]:
+def run_ids(dag_id: str) -> list[str]:
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
     from sqlalchemy import select
@@ -235,7 +235,7 @@ def test_a_malformed_json_body_is_a_422_that_says_so(api, body):
     answer = api.call("POST", REFRESH, user="user", content=body, headers={"Content-Type": "application/json"})
     assert answer.status_code == 422, answer.text
     assert "JSON" in _detail(answer)
-    assert _runs(HEALTHY[1]) == []
+    assert run_ids(HEALTHY[1]) == []
 
 
 @pytest.mark.parametrize(
@@ -250,7 +250,7 @@ def test_a_refresh_body_other_than_an_empty_object_is_a_422(api, body, word):
     answer = api.call("POST", REFRESH, user="user", content=body, headers={"Content-Type": "application/json"})
     assert answer.status_code == 422, answer.text
     assert word in _detail(answer)
-    assert _runs(HEALTHY[1]) == []
+    assert run_ids(HEALTHY[1]) == []
 
 
 FORMS = [
@@ -273,7 +273,7 @@ def test_what_a_cross_site_form_can_send_is_refused_even_with_the_session_cookie
     answer = api.call("POST", REFRESH, user=None, content=body, headers=headers)
     assert answer.status_code == 415, answer.text
     assert "application/json" in _detail(answer)
-    assert _runs(HEALTHY[1]) == []
+    assert run_ids(HEALTHY[1]) == []
 
 
 def test_an_empty_json_object_with_the_session_cookie_refreshes(api):
@@ -282,7 +282,7 @@ def test_an_empty_json_object_with_the_session_cookie_refreshes(api):
     answer = api.call("POST", REFRESH, user=None, json_body={}, headers=headers)
     assert answer.status_code == 201, answer.text
     assert answer.json()["run"]["triggering_user"] == "user"
-    assert _runs(HEALTHY[1]) == [answer.json()["run"]["run_id"]]
+    assert run_ids(HEALTHY[1]) == [answer.json()["run"]["run_id"]]
 
 
 # -- one DAG that cannot be planned does not take the others down ---------------------------------
