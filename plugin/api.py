@@ -144,7 +144,11 @@ def create_app() -> FastAPI:
 
         The body is an empty JSON object, ``{}``, sent as ``application/json``.
         """
-        _one(request, session, user, dag_id)
+        if (error := _one(request, session, user, dag_id).error) is not None:
+            raise HTTPException(
+                status.HTTP_400_BAD_REQUEST,
+                f"dag_id: {dag_id!r} cannot be refreshed, {error}; fix the DAG file so it is parsed again",
+            )
         surface = DagRunTriggeredByType.UI if request.headers.get("referer") else DagRunTriggeredByType.REST_API
         decision = refresh(dag_id, user=user, triggered_by=surface, dag_bag=request.app.state.dag_bag)
         session.expire_all()  # the decision committed in its own transaction

@@ -328,3 +328,13 @@ def test_one_broken_dags_own_routes_answer_its_row_with_the_error(api, what, dag
     assert answer.json()["dag_id"] == dag_id
     if dag_id == UNREADABLE or what == "plan":
         assert answer.json()["error"]
+
+
+def test_refreshing_a_dag_whose_stored_version_cannot_be_read_is_a_400_that_says_why(api):
+    answer = api.call("POST", f"/tessera/api/v1/dags/{UNREADABLE}/refresh", user="user", json_body={})
+    assert answer.status_code == 400, answer.text
+    assert "does not divide a day evenly" in _detail(answer)
+    assert run_ids(UNREADABLE) == []
+    status = api.call("GET", f"/tessera/api/v1/dags/{UNREADABLE}/refresh", user="viewer")
+    assert status.status_code == 200, status.text
+    assert status.json()["live_run"] is None
