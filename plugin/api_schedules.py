@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 log = logging.getLogger(__name__)
+_CAUSE_DEPTH = 8
 
 TIMETABLE_PREFIX = "tessera.timetables."
 SCHEDULE_TAG_PREFIX = "tessera-schedule:"
@@ -75,9 +76,12 @@ def failure(what: str, dag_id: str, error: Exception) -> str:
     """Log why one DAG's ``what`` failed, and say it in one line for that DAG's row."""
     log.warning("tessera: %s failed for DAG %r", what, dag_id, exc_info=error)
     text = f"{what} failed: {type(error).__name__}: {error}"
+    # Airflow wraps a timetable's own error (DeserializationError): name the root cause too.
     root = error
-    while (cause := root.__cause__ or root.__context__) is not None and len(text) < 1000:
-        root = cause  # Airflow wraps a timetable's own error (DeserializationError): name the root too
+    for _ in range(_CAUSE_DEPTH):
+        if (cause := root.__cause__ or root.__context__) is None:
+            break
+        root = cause
     return text if root is error else f"{text} (because {type(root).__name__}: {root})"
 
 
