@@ -125,3 +125,21 @@ def test_a_caller_without_a_valid_token_gets_what_airflows_own_api_answers(api, 
     core = api.call("GET", "/api/v2/dags", user=None, token=token).status_code
     ours = api.call("GET", f"/tessera/api/v1/dags/{DAG_ID}/plan", user=None, token=token).status_code
     assert ours == core == expected_status("GET", "/api/v1/plan", caller)
+
+
+WRITES = [(method, path) for method, path in ROUTES if method not in ("GET", "HEAD", "OPTIONS")]
+
+
+@pytest.mark.parametrize(("method", "path"), WRITES, ids=[f"{m} {p}" for m, p in WRITES])
+def test_every_state_changing_route_refuses_a_form_sent_with_the_admins_session_cookie(api, method, path):
+    """A form another site auto-submits carries the UI's cookie; only a JSON body may change anything."""
+    _delete_runs()
+    answer = api.call(
+        method,
+        "/tessera" + path.format(**PATH_VALUES),
+        user=None,
+        content=b"conf=%7B%7D",
+        headers={"Cookie": f"_token={api.tokens['admin']}", "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert answer.status_code == 415, answer.text
+    assert run_ids(DAG_ID) == []
