@@ -2,16 +2,19 @@
 
 Every route depends on Airflow's own authentication and authorization (whatever
 auth manager the deployment runs): a bearer token or the UI's session cookie;
-no credential is a 401. Reading a DAG's plan or status needs read access to that
-DAG; a refresh needs the right to trigger its runs (a view-only user gets 403).
-Lists show only the DAGs the caller may read.
+no credential is a 401, a token that is not valid a 403 (as Airflow's own API
+answers). Reading a DAG's plan or status needs read access to that DAG; a refresh
+needs the right to trigger its runs (a view-only user gets 403) and a JSON body, so a
+form on another site cannot start runs with the UI's session (see
+:mod:`tessera.plugin.api_inputs`). Lists show only the DAGs the caller may read; a DAG
+whose plan or status cannot be computed is listed with its error (see
+:mod:`tessera.plugin.api_row_errors`).
 """
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from airflow._shared.timezones.timezone import utcnow
 from airflow.api_fastapi.app import get_auth_manager
@@ -22,21 +25,19 @@ from airflow.api_fastapi.core_api.security import GetUserDep, requires_access_da
 from airflow.api_fastapi.logging.decorators import action_logging
 from airflow.models.dag import DagModel
 from airflow.utils.types import DagRunTriggeredByType
-from fastapi import Depends, FastAPI, HTTPException, Query, Request, Response, status
+from fastapi import Depends, FastAPI, HTTPException, Request, Response, status
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from .api_contradictions import all_contradictions
+from .api_inputs import REFRESH_BODY_OPENAPI, After, Count, Until, refresh_body
 from .api_models import DagPlan, DagStatus, PlanResponse, RefreshResponse, RefreshStatus, StatusResponse
 from .api_refresh import MESSAGES, refresh
 from .api_refresh_status import refresh_run, refresh_status, run_by_id
-from .api_schedules import ScheduledDag, dag_plan, scheduled_dags
-from .api_status import dag_status
+from .api_row_errors import plan_row, status_row
+from .api_schedules import ScheduledDag, scheduled_dags
 
 UI_DIR = Path(__file__).resolve().parent / "ui"
 UI_ASSETS = {"schedules.js": "text/javascript", "schedules.css": "text/css", "icon.svg": "image/svg+xml"}
-Count = Annotated[int, Query(ge=1, le=1000, description="How many upcoming runs per DAG.")]
-After = Annotated[datetime.datetime | None, Query(description="List runs that start after this instant (default now).")]
-Until = Annotated[datetime.datetime | None, Query(description="Stop at runs that start after this instant.")]
 
 read_dag = Depends(requires_access_dag(method="GET"))
 read_runs = Depends(requires_access_dag(method="GET", access_entity=DagAccessEntity.RUN))
@@ -46,12 +47,6 @@ authenticated = Depends(requires_authenticated())
 
 def _readable(user: Any) -> set[str]:
     return get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-
-
-def _aware(moment: datetime.datetime | None) -> datetime.datetime | None:
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"{moment.isoformat()}: give a timezone, e.g. 'Z'")
 
 
 def _one(request: Request, session: SessionDep, user: Any, dag_id: str) -> ScheduledDag:
@@ -90,9 +85,9 @@ def create_app() -> FastAPI:
         readable = _readable(user)
         dag_bag = request.app.state.dag_bag
         contradictions, check = all_contradictions(session, dag_bag, user, readable)
-        start = _aware(after) or utcnow()
+        start = after or utcnow()
         plans = [
-            dag_plan(item, after=start, count=count, until=_aware(until), contradictions=contradictions)
+            plan_row(item, after=start, count=count, until=until, contradictions=contradictions)
             for item in scheduled_dags(session, dag_bag, readable=readable)
         ]
         return PlanResponse(dags=plans, contradictions=contradictions, plan_check=check)
@@ -110,8 +105,7 @@ def create_app() -> FastAPI:
         """The next runs of one DAG: run-after, window, phase, timezone, summary, contradictions."""
         item = _one(request, session, user, dag_id)
         contradictions, _ = all_contradictions(session, request.app.state.dag_bag, user, {dag_id})
-        start = _aware(after) or utcnow()
-        return dag_plan(item, after=start, count=count, until=_aware(until), contradictions=contradictions)
+        return plan_row(item, after=after or utcnow(), count=count, until=until, contradictions=contradictions)
 
     @app.get("/api/v1/status", tags=["status"], dependencies=[authenticated])
     def get_statuses(request: Request, session: SessionDep, user: GetUserDep) -> StatusResponse:
@@ -120,14 +114,14 @@ def create_app() -> FastAPI:
         dag_bag = request.app.state.dag_bag
         contradictions, _ = all_contradictions(session, dag_bag, user, readable)
         items = scheduled_dags(session, dag_bag, readable=readable)
-        return StatusResponse(dags=[dag_status(item, contradictions, session) for item in items])
+        return StatusResponse(dags=[status_row(item, contradictions, session) for item in items])
 
     @app.get("/api/v1/dags/{dag_id}/status", tags=["status"], dependencies=[read_runs])
     def get_status(dag_id: str, request: Request, session: SessionDep, user: GetUserDep) -> DagStatus:
         """One DAG's status; for a cursor function also its three timestamps and conditions."""
         item = _one(request, session, user, dag_id)
         contradictions, _ = all_contradictions(session, request.app.state.dag_bag, user, {dag_id})
-        return dag_status(item, contradictions, session)
+        return status_row(item, contradictions, session)
 
     @app.post(
         "/api/v1/dags/{dag_id}/refresh",
@@ -136,14 +130,25 @@ def create_app() -> FastAPI:
         responses={
             201: {"description": "A new run was started."},
             409: {"description": "The DAG is paused."},
+            415: {"description": "The body is not application/json (e.g. a form posted from another site)."},
         },
-        dependencies=[trigger_runs, Depends(action_logging(event="tessera_refresh"))],
+        # In this order: authorize, then refuse a body that is not a JSON object (before the
+        # action log parses it), then log the action.
+        dependencies=[trigger_runs, Depends(refresh_body), Depends(action_logging(event="tessera_refresh"))],
+        openapi_extra=REFRESH_BODY_OPENAPI,
     )
     def post_refresh(
         dag_id: str, request: Request, response: Response, user: GetUserDep, session: SessionDep
     ) -> RefreshResponse:
-        """Run the DAG now, unless a run is in flight (joined) or succeeded within 60 s (coalesced)."""
-        _one(request, session, user, dag_id)
+        """Run the DAG now, unless a run is in flight (joined) or succeeded within 60 s (coalesced).
+
+        The body is an empty JSON object, ``{}``, sent as ``application/json``.
+        """
+        if (error := _one(request, session, user, dag_id).error) is not None:
+            raise HTTPException(
+                status.HTTP_400_BAD_REQUEST,
+                f"dag_id: {dag_id!r} cannot be refreshed, {error}; fix the DAG file so it is parsed again",
+            )
         surface = DagRunTriggeredByType.UI if request.headers.get("referer") else DagRunTriggeredByType.REST_API
         decision = refresh(dag_id, user=user, triggered_by=surface, dag_bag=request.app.state.dag_bag)
         session.expire_all()  # the decision committed in its own transaction

@@ -22,9 +22,9 @@ from sqlalchemy import or_, select
 import tessera.operators
 import tessera.timetables
 
-from .api_adapters import declared_schedule_check
+from .api_adapters import OK, declared_schedule_check
 from .api_models import Contradiction
-from .api_schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
+from .api_schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX, read_latest
 
 if TYPE_CHECKING:
     from airflow.models.dagbag import DBDagBag
@@ -94,7 +94,8 @@ def declared_schedule_contradictions(
     """The plan check over every pipeline DAG; contradictions shown when the caller reads one of its DAGs.
 
     The check needs the whole graph (a parent may be a DAG the caller cannot read), so it
-    runs over every pipeline, and only what it finds is filtered.
+    runs over every pipeline, and only what it finds is filtered. A pipeline whose stored
+    DAG cannot be read is left out and named in the availability ("incomplete: ...").
     """
     dag_ids = session.scalars(
         select(DagTag.dag_id)
@@ -102,8 +103,16 @@ def declared_schedule_contradictions(
         .where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX), ~DagModel.is_stale)
         .distinct()
     )
-    dags = [dag for dag_id in dag_ids if (dag := dag_bag.get_latest_version_of_dag(dag_id, session=session))]
+    dags, unreadable = [], []
+    for dag_id in dag_ids:
+        dag, error = read_latest(dag_bag, dag_id, session)
+        if error is not None:
+            unreadable.append(dag_id)  # its own row says why; the check runs on the rest
+        elif dag is not None:
+            dags.append(dag)
     found, availability = declared_schedule_check(dags)
+    if unreadable and availability == OK:
+        availability = f"incomplete: could not read {', '.join(unreadable)}"
     return [c for c in found if not c.dag_ids or set(c.dag_ids) & set(readable)], availability
 
 

@@ -66,12 +66,19 @@ class DagPlan(_Model):
     next_stored_run: StoredNextRun
     occurrences: list[PlannedOccurrence]
     contradictions: list[Contradiction]
+    error: str | None = Field(
+        default=None,
+        description="Why this DAG's plan could not be computed; the row then shows only what its DAG row stores.",
+    )
 
 
 class PlanResponse(_Model):
     dags: list[DagPlan]
     contradictions: list[Contradiction] = Field(description="Every contradiction visible to the caller.")
-    plan_check: str = Field(description="'ok', or 'not available: <why>' when the declared-schedule check is absent.")
+    plan_check: str = Field(
+        description="'ok'; 'not available: <why>' when the declared-schedule check is absent; "
+        "'incomplete: <why>' when some pipeline DAGs could not be read."
+    )
 
 
 # -- status -----------------------------------------------------------------------------------
@@ -91,7 +98,9 @@ class RunSummary(_Model):
 class Lateness(_Model):
     """Whether the schedule is behind. See ``tessera.plugin.api_status`` for the rule."""
 
-    state: Literal["on_time", "late", "paused", "not_scheduled"]
+    state: Literal["on_time", "late", "paused", "not_scheduled", "unknown"] = Field(
+        description="unknown: the DAG's plan could not be computed (see the row's error)."
+    )
     late: bool
     occurrence: Instant | None = Field(description="The nominal instant judged.")
     late_after: Instant | None = Field(description="When that occurrence counts as late if its run has not started.")
@@ -136,6 +145,10 @@ class DagStatus(_Model):
     conditions: list[ConditionModel] = Field(description="SpecValid (can it fire at all) and Ready (did it work).")
     cursors: list[CursorStatus] = Field(description="One per cursor function of the DAG.")
     cursor_status: str = Field(description="'ok', 'not a cursor function' or 'not available: <why>'.")
+    error: str | None = Field(
+        default=None,
+        description="Why this DAG's status could not be computed; the row then shows only its DAG row and runs.",
+    )
 
 
 class StatusResponse(_Model):
@@ -182,6 +195,16 @@ class RefreshResponse(_Model):
     next_scheduled_run_after: Instant | None = Field(
         description="The next scheduled run, unchanged by the refresh (an on-demand run never moves it)."
     )
+
+
+class RefreshRequest(BaseModel):
+    """The body of a refresh: an empty JSON object, ``{}`` (no options yet).
+
+    Required so that a browser form on another site, which cannot send JSON, can never
+    start a run with the Airflow UI's session cookie.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class RefreshStatus(_Model):

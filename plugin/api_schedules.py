@@ -9,6 +9,7 @@ its timetable is Airflow's own).
 from __future__ import annotations
 
 import datetime
+import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 from airflow.models.dag import DagModel, DagTag
 from sqlalchemy import or_, select
+from sqlalchemy.exc import SQLAlchemyError
 
 from tessera.timetables._time.durations import format_duration
 from tessera.timetables._time.grid import EpochGrid
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
     from airflow.models.dagbag import DBDagBag
     from sqlalchemy.orm import Session
 
+log = logging.getLogger(__name__)
+_CAUSE_DEPTH = 8
+
 TIMETABLE_PREFIX = "tessera.timetables."
 SCHEDULE_TAG_PREFIX = "tessera-schedule:"
 """Mirrors ``tessera.operators.schedule_identity.TAG_PREFIX`` (not imported: operators are optional here)."""
@@ -34,12 +39,16 @@ SCHEDULE_TAG_PREFIX = "tessera-schedule:"
 
 @dataclass(frozen=True)
 class ScheduledDag:
-    """One DAG the surfaces show: its row, its latest serialized version and its tessera timetable."""
+    """One DAG the surfaces show: its row, its latest serialized version and its tessera timetable.
+
+    ``error`` says why the serialized version could not be read (``dag`` is then None).
+    """
 
     model: DagModel
     dag: Any | None
     timetable: TesseraTimetable | None
     declared_schedule: str | None
+    error: str | None = None
 
     @property
     def dag_id(self) -> str:
@@ -63,6 +72,32 @@ class ScheduledDag:
         return "after" if self.declared_schedule is not None else "other"
 
 
+def failure(what: str, dag_id: str, error: Exception) -> str:
+    """Log why one DAG's ``what`` failed, and say it in one line for that DAG's row."""
+    log.warning("tessera: %s failed for DAG %r", what, dag_id, exc_info=error)
+    text = f"{what} failed: {type(error).__name__}: {error}"
+    # Airflow wraps a timetable's own error (DeserializationError): name the root cause too.
+    root = error
+    for _ in range(_CAUSE_DEPTH):
+        if (cause := root.__cause__ or root.__context__) is None:
+            break
+        root = cause
+    return text if root is error else f"{text} (because {type(root).__name__}: {root})"
+
+
+def read_latest(dag_bag: DBDagBag, dag_id: str, session: Session) -> tuple[Any | None, str | None]:
+    """The DAG's latest serialized version, or why it cannot be read (its timetable no longer loads, ...).
+
+    Database errors are not the DAG's: they propagate (the session is unusable after one).
+    """
+    try:
+        return dag_bag.get_latest_version_of_dag(dag_id, session=session), None
+    except SQLAlchemyError:
+        raise
+    except Exception as error:
+        return None, failure("reading the stored DAG", dag_id, error)
+
+
 def scheduled_dags(
     session: Session, dag_bag: DBDagBag, *, readable: Collection[str], dag_id: str | None = None
 ) -> list[ScheduledDag]:
@@ -78,7 +113,7 @@ def scheduled_dags(
         query = query.where(DagModel.dag_id == dag_id)
     found = []
     for model in session.scalars(query):
-        dag = dag_bag.get_latest_version_of_dag(model.dag_id, session=session)
+        dag, error = read_latest(dag_bag, model.dag_id, session)
         timetable = getattr(dag, "timetable", None)
         tags = sorted(tag.name for tag in model.tags if tag.name.startswith(SCHEDULE_TAG_PREFIX))
         found.append(
@@ -87,6 +122,7 @@ def scheduled_dags(
                 dag=dag,
                 timetable=timetable if isinstance(timetable, TesseraTimetable) else None,
                 declared_schedule=tags[0][len(SCHEDULE_TAG_PREFIX) :] if tags else None,
+                error=error,
             )
         )
     return found

@@ -123,7 +123,9 @@ function refreshButton(dag, rendered) {
     button.disabled = true;
     target().textContent = "Refreshing…";
     try {
-      const answer = await api(`/dags/${encodeURIComponent(dag.dag_id)}/refresh`, { method: "POST" });
+      // A JSON body is required: it is what a form on another site cannot send (the API's CSRF guard).
+      const answer = await api(`/dags/${encodeURIComponent(dag.dag_id)}/refresh`,
+        { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
       const result = target();
       result.replaceChildren(
         el("a", { href: "#", class: "dag-link", onclick: (event) => { event.preventDefault();
@@ -171,14 +173,22 @@ function timeline(dag, now) {
   return lane;
 }
 
+// Why this DAG's plan or status could not be computed (the API lists it with the error, not a 500).
+function rowError(dag, status) {
+  const errors = [dag.error, status && status.error].filter(Boolean);
+  return [...new Set(errors)].join(" · ");
+}
+
 function row(dag, next, status, now) {
   const result = el("div", { class: "result", "aria-live": "polite" });
+  const error = rowError(dag, status);
   const link = el("a", { href: "#", class: "dag-link", onclick: (event) => { event.preventDefault();
     openInAirflow(`/dags/${encodeURIComponent(dag.dag_id)}`); } }, dag.dag_id);
   const schedule = [el("div", {}, dag.summary)];
   if (dag.timezone !== "UTC") schedule.push(el("div", { class: "sub" }, dag.timezone));
   if (dag.is_paused) schedule.push(chip("idle", "paused"));
-  const main = el("tr", { class: "dag", "data-dag-id": dag.dag_id },
+  if (error) schedule.push(chip("bad", "error", error));
+  const main = el("tr", { class: error ? "dag broken" : "dag", "data-dag-id": dag.dag_id },
     el("td", {}, link),
     el("td", {}, schedule),
     el("td", { class: "mono next", title: next ? `in ${dag.timezone}: ${next.occurrence_local}` : "" },
@@ -189,7 +199,9 @@ function row(dag, next, status, now) {
     el("td", {}, health(status)),
     el("td", {}, refreshButton(dag, result), result));
   const lane = el("tr", { class: "timeline" }, el("td", {}), el("td", { colspan: "7" },
-    dag.occurrences.length ? timeline(dag, now) : el("span", { class: "sub" }, "No clock-driven runs in the next 24 hours.")));
+    error ? el("div", { class: "row-error error" }, `Could not compute this DAG's schedule: ${error}`)
+      : dag.occurrences.length ? timeline(dag, now)
+        : el("span", { class: "sub" }, "No clock-driven runs in the next 24 hours.")));
   return [main, lane];
 }
 

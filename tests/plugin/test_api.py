@@ -185,10 +185,10 @@ def test_a_viewer_reads_plans_and_status_but_may_not_refresh(deployment):
     assert deployment.call("GET", f"{dag}/plan", user="viewer")[0] == 200
     assert deployment.call("GET", f"{dag}/status", user="viewer")[0] == 200
     assert deployment.call("GET", f"{dag}/refresh", user="viewer")[0] == 200
-    status, body = deployment.call("POST", f"{dag}/refresh", user="viewer")
+    status, body = deployment.call("POST", f"{dag}/refresh", user="viewer", body={})
     assert status == 403, body
     assert deployment.run_ids("api_viewer_denied") == []
-    status, body = deployment.call("POST", f"{dag}/refresh", user="operator")
+    status, body = deployment.call("POST", f"{dag}/refresh", user="operator", body={})
     assert (status, body["outcome"]) == (201, "started")
     assert body["run"]["triggering_user"] == "operator"
 
@@ -241,7 +241,7 @@ def test_plan_lists_every_tessera_dag_and_the_contradictions(deployment):
 
 
 def _refresh(deployment: Deployment, dag_id: str) -> dict[str, Any]:
-    status, body = deployment.call("POST", f"/tessera/api/v1/dags/{dag_id}/refresh")
+    status, body = deployment.call("POST", f"/tessera/api/v1/dags/{dag_id}/refresh", body={})
     assert status in (200, 201), body
     assert (status == 201) == (body["outcome"] == "started")
     return body
