@@ -253,6 +253,19 @@ def test_description_is_human():
 
 
 @pytest.mark.parametrize(
+    ("expression", "start"),
+    [
+        pytest.param("*/90 * * * *", "Every hour, UTC time.", id="step-beyond-range-is-hourly"),
+        pytest.param("0 0 *,1 * *", "At 00:00, UTC time.", id="star-item-is-daily"),
+        pytest.param("0 0 , * 1", "At 00:00, only on Monday, UTC time.", id="empty-day-of-month-mondays"),
+        pytest.param("@weekly", "At 00:00, only on Sunday, UTC time.", id="descriptor"),
+    ],
+)
+def test_description_words_what_a_cronjob_runs(expression, start):
+    assert Cron(expression).description.startswith(start)
+
+
+@pytest.mark.parametrize(
     ("args", "kwargs", "error", "fragment"),
     [
         pytest.param(("61 * * * *",), {}, CronInvalid, "expression: '61 * * * *' has an invalid", id="bad-minute"),
