@@ -13,7 +13,8 @@ from cron_descriptor import (
     WrongArgumentException,
 )
 
-from ._time.cron import DESCRIPTORS, CronInvalid, parse_cron
+from ._time.cron import CronCadence, CronInvalid, parse_cron
+from ._time.cron_fields import plain_text
 from ._time.dst_policy import check_dst_policy
 from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid
@@ -28,10 +29,12 @@ __all__ = ["Cron", "CronInvalid"]
 class Cron(TesseraTimetable):
     """Run whenever the wall clock in ``timezone`` matches a cron expression.
 
-    :param expression: five fields ``minute hour day-of-month month day-of-week`` (0 or 7 is
-        Sunday; names, ranges, steps and lists as in any crontab), or ``@yearly``,
-        ``@annually``, ``@monthly``, ``@weekly``, ``@daily``, ``@midnight``, ``@hourly``, or
-        ``@every <duration>`` (``"@every 5m"``).
+    :param expression: exactly what a Kubernetes CronJob's ``schedule`` accepts: five fields
+        ``minute hour day-of-month month day-of-week`` (0 is Sunday, 7 is refused; names
+        ``jan``-``dec`` and ``sun``-``sat`` in any case; ``*``, ``?``, ranges, steps and
+        lists), or ``@yearly``, ``@annually``, ``@monthly``, ``@weekly``, ``@daily``,
+        ``@midnight``, ``@hourly`` (lowercase), or ``@every <duration>`` (``"@every 5m"``,
+        whole seconds up to 366 days). An expression that can never fire is refused.
     :param timezone: the IANA timezone whose wall clock the fields are read on.
     :param starting_deadline: skip an occurrence whose run has been due longer than this when
         the scheduler gets to it (reason ``MissedDeadline``) and resume at the next one,
@@ -114,13 +117,16 @@ class Cron(TesseraTimetable):
         """The schedule in words, with what it does on DST days."""
         if self._every_us is not None:
             return f"Every {format_duration(self._every_us)}, counted from 1970-01-01 00:00 UTC."
-        fields = DESCRIPTORS.get(self._expression.lower(), self._expression)
+        cadence = self._plan.cadence
+        assert isinstance(cadence, CronCadence)
         try:
-            describe = ExpressionDescriptor(fields, casing_type=CasingTypeEnum.Sentence, use_24hour_time_format=True)
+            # Worded from the parsed values: the describer does not read every form as a CronJob does.
+            describe = ExpressionDescriptor(
+                plain_text(cadence.fields), casing_type=CasingTypeEnum.Sentence, use_24hour_time_format=True
+            )
             human = describe.get_description()
         except (FormatException, MissingFieldException, WrongArgumentException):
-            # The describer's grammar is not croniter's; the UI must still get a description.
-            human = f"At {self._expression}"
+            human = f"At {self._expression}"  # the UI must still get a description
         if self._timezone == "UTC" or self._timezone.startswith("Etc/"):
             return f"{human}, {self._timezone} time."  # no daylight saving time to explain
         if self._dst == "once":

@@ -253,10 +253,23 @@ def test_description_is_human():
 
 
 @pytest.mark.parametrize(
+    ("expression", "start"),
+    [
+        pytest.param("*/90 * * * *", "Every hour, UTC time.", id="step-beyond-range-is-hourly"),
+        pytest.param("0 0 *,1 * *", "At 00:00, UTC time.", id="star-item-is-daily"),
+        pytest.param("0 0 , * 1", "At 00:00, only on Monday, UTC time.", id="empty-day-of-month-mondays"),
+        pytest.param("@weekly", "At 00:00, only on Sunday, UTC time.", id="descriptor"),
+    ],
+)
+def test_description_words_what_a_cronjob_runs(expression, start):
+    assert Cron(expression).description.startswith(start)
+
+
+@pytest.mark.parametrize(
     ("args", "kwargs", "error", "fragment"),
     [
-        pytest.param(("61 * * * *",), {}, CronInvalid, "expression: '61 * * * *' is not valid", id="bad-minute"),
-        pytest.param(("0 0 L * *",), {}, CronInvalid, "expression: '0 0 L * *' has an unsupported", id="L"),
+        pytest.param(("61 * * * *",), {}, CronInvalid, "expression: '61 * * * *' has an invalid", id="bad-minute"),
+        pytest.param(("0 0 L * *",), {}, CronInvalid, "expression: '0 0 L * *' has an invalid day-of-month", id="L"),
         pytest.param(("0 6 * * *",), {"timezone": "Mars/Olympus"}, ValueError, "timezone: 'Mars/Olympus'", id="tz"),
         pytest.param(("0 6 * * *",), {"dst": "never"}, ValueError, "dst: 'never' is not a DST policy", id="dst"),
         pytest.param(
@@ -327,7 +340,7 @@ def write_dag(folder, name: str, schedule_src: str) -> None:
 @pytest.mark.parametrize(
     ("schedule_src", "fragment"),
     [
-        pytest.param('Cron("61 6 * * *")', "expression: '61 6 * * *' is not valid", id="bad-expression"),
+        pytest.param('Cron("61 6 * * *")', "expression: '61 6 * * *' has an invalid minute", id="bad-expression"),
         pytest.param('Cron("@fortnightly")', "expression: '@fortnightly' is not a known descriptor", id="descriptor"),
         pytest.param('Cron("0 6 * * *", timezone="Europe/Londn")', "timezone: 'Europe/Londn'", id="bad-timezone"),
     ],

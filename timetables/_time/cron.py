@@ -1,145 +1,68 @@
 """Cron expressions with the wall-clock semantics of a Kubernetes CronJob.
 
-An occurrence of a five-field expression is every instant whose *local*
-wall-clock reading in the schedule's timezone matches the fields, at second 0.
-That is the rule a CronJob's controller applies (it steps through real hours
-and minutes and tests the local reading), and it has two consequences in a
-zone that observes daylight saving time: a time inside the hour that a
-fall-back repeats fires twice (``30 1 * * *`` in America/New_York fires at
-01:30 EDT and again at 01:30 EST on 2026-11-01), and a time inside the hour
-that a spring-forward skips never fires (``30 2 * * *`` does not fire on
-2026-03-08). Hourly-or-finer schedules therefore see the genuinely extra hour
-of a fall-back day (``30 * * * *`` fires 25 times) and lose the missing one on
-a spring-forward day (23 times). The opt-in ``dst="once"`` policy instead fires
-every wall-clock time exactly once (see :mod:`.dst_policy`).
-
-croniter parses and validates the fields (names, ranges, steps, lists, 7 as
-Sunday). Matching is then done here, per local calendar day, because the day
-rule must be the CronJob's own: day-of-month and day-of-week are OR-ed when
-both are restricted and AND-ed when either is written as ``*`` or ``?``
-(a ``*/2`` counts as restricted). Extensions a CronJob refuses (``L``, ``W``,
-``#``, hashed ``H``, seconds or year fields, ``CRON_TZ=``) are refused.
+The grammar is a CronJob's own, ported in :mod:`.cron_fields`. An occurrence of a
+five-field expression is every instant whose *local* wall-clock reading in the
+schedule's timezone matches the fields, at second 0. That is the rule a CronJob's
+controller applies (it steps through real hours and minutes and tests the local
+reading), and it has two consequences in a zone that observes daylight saving time:
+a time inside the hour that a fall-back repeats fires twice (``30 1 * * *`` in
+America/New_York fires at 01:30 EDT and again at 01:30 EST on 2026-11-01), and a
+time inside the hour that a spring-forward skips never fires (``30 2 * * *`` does
+not fire on 2026-03-08). Hourly-or-finer schedules therefore see the genuinely extra
+hour of a fall-back day (``30 * * * *`` fires 25 times) and lose the missing one on a
+spring-forward day (23 times). The opt-in ``dst="once"`` policy instead fires every
+wall-clock time exactly once (see :mod:`.dst_policy`). A ``TZ=`` or ``CRON_TZ=``
+prefix is refused, as a CronJob refuses it: the timezone is a separate argument.
 
 ``@every <duration>`` is an :class:`~.grid.EpochGrid`: whole multiples of the
-duration since 1970-01-01 00:00 UTC (a CronJob counts from its last schedule
-time instead; an epoch anchor makes every scheduler instance, restart and
-machine compute the same instants, whenever the DAG was parsed).
+duration since 1970-01-01 00:00 UTC (a CronJob counts from its last schedule time
+instead; an epoch anchor makes every scheduler instance, restart and machine compute
+the same instants, whenever the DAG was parsed). The duration is written as every
+tessera duration is (``5m``, ``1h30m``, ``2d``), in whole seconds from 1 s to 366 d:
+a CronJob would round a sub-second one up to a second, which a scheduler cannot honour.
 """
 
 from __future__ import annotations
 
-import calendar
 import datetime
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from croniter import CroniterError, croniter
-
 from .cadence import Cadence
+from .cron_fields import DESCRIPTORS, FIX, CronFields, CronInvalid, parse_fields
 from .dst_policy import EPOCH_ORDINAL, DstClock, DstPolicy
-from .durations import US_PER_DAY, parse_duration
+from .durations import US_PER_DAY, US_PER_SECOND, parse_duration
 from .grid import EpochGrid
 
-DESCRIPTORS = {
-    "@yearly": "0 0 1 1 *",
-    "@annually": "0 0 1 1 *",
-    "@monthly": "0 0 1 * *",
-    "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *",
-    "@midnight": "0 0 * * *",
-    "@hourly": "0 * * * *",
-}
-_FIX = (
-    "write five fields 'minute hour day-of-month month day-of-week' such as '0 6 * * *', or one of "
-    "@yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or '@every 5m'"
-)
-_FIELD_NAMES = ("minute", "hour", "day-of-month", "month", "day-of-week")
-_NAMES = (
-    frozenset(),
-    frozenset(),
-    frozenset(),
-    frozenset(m.lower() for m in calendar.month_abbr if m),
-    frozenset(("sun", "mon", "tue", "wed", "thu", "fri", "sat")),
-)
-_SYNTAX = re.compile(r"[0-9a-z*?,/\-]+")
-_EQUAL_RANGE = re.compile(r"^([0-9a-z]+)-\1(?:/\d+)?$")
-_FULL = (range(60), range(24), range(1, 32), range(1, 13), range(7))
-_MAX_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+__all__ = ["DESCRIPTORS", "CronCadence", "CronInvalid", "parse_cron"]
+
+_EVERY = "@every "
+_MAX_EVERY = 366 * US_PER_DAY
 _SEARCH_YEARS = 400  # the Gregorian calendar repeats every 400 years: a date that matches, matches by then
 _CACHED_DAYS = 64
 
 
-class CronInvalid(ValueError):
-    """A cron expression a CronJob would refuse; the message names the expression and the fix."""
-
-
-@dataclass(frozen=True, slots=True)
-class CronFields:
-    """A parsed five-field expression: what it matches on a local calendar day."""
-
-    minutes_of_day: tuple[int, ...]
-    months: frozenset[int]
-    days: frozenset[int]
-    weekdays: frozenset[int]
-    """0 is Sunday."""
-    days_or: bool
-    """Both day fields are restricted, so a date matching either one matches."""
-
-    def matches(self, date: datetime.date) -> bool:
-        if date.month not in self.months:
-            return False
-        day, weekday = date.day in self.days, (date.weekday() + 1) % 7 in self.weekdays
-        return (day or weekday) if self.days_or else (day and weekday)
-
-
 def _invalid(expression: str, problem: str) -> CronInvalid:
-    return CronInvalid(f"expression: {expression!r} {problem}; {_FIX}")
+    return CronInvalid(f"expression: {expression!r} {problem}; {FIX}")
 
 
-def _is_star(field: str) -> bool:
-    # A CronJob treats a day field as unrestricted when one of its list items is * or ?
-    # with no step above 1; only then is the other day field AND-ed rather than OR-ed.
-    for item in field.split(","):
-        span, _, step = item.partition("/")
-        if span in ("*", "?") and step in ("", "1"):
-            return True
-    return False
-
-
-def parse_fields(expression: str, text: str) -> CronFields:
-    """Parse five whitespace-separated fields (``text``); errors name ``expression``."""
-    fields = text.lower().split()
-    if len(fields) != 5:
-        raise _invalid(expression, f"has {len(fields)} fields, not 5 (seconds and year fields are not supported)")
-    for index, field in enumerate(fields):
-        names = set(re.findall(r"[a-z]+", field)) - _NAMES[index]
-        if not _SYNTAX.fullmatch(field) or names:
-            raise _invalid(
-                expression,
-                f"has an unsupported {_FIELD_NAMES[index]} field {field!r} (use numbers, names, *, "
-                f"ranges a-b, steps /n and lists a,b; L, W, # and H are not supported)",
-            )
-    # croniter reads an equal range such as "1-1" as the whole cycle; a CronJob reads one value.
-    normalized = [",".join(_EQUAL_RANGE.sub(r"\1", item) for item in field.split(",")) for field in fields]
+def _every(expression: str) -> EpochGrid:
+    text = expression[len(_EVERY) :]
+    if text != text.strip() or not text:
+        raise _invalid(expression, "needs exactly one space between @every and its duration (e.g. '@every 5m')")
     try:
-        expanded, _ = croniter.expand(" ".join(normalized))
-    except CroniterError as error:
-        raise _invalid(expression, f"is not valid ({error})") from None
-    sets = [frozenset(_FULL[i]) if values == ["*"] else frozenset(values) for i, values in enumerate(expanded)]
-    minutes, hours, days, months, weekdays = sets
-    days_or = not (_is_star(fields[2]) or _is_star(fields[4]))
-    if not days_or and not any(day <= _MAX_DAYS[month] for month in months for day in days):
-        raise _invalid(expression, "never fires: no month in its month field has such a day of the month")
-    return CronFields(
-        tuple(sorted(hour * 60 + minute for hour in hours for minute in minutes)),
-        months,
-        days,
-        frozenset(day % 7 for day in weekdays),
-        days_or,
-    )
+        interval = parse_duration("expression", text)
+    except (ValueError, OverflowError):  # a huge "1111...1.5s" overflows the float parse
+        problem = "needs a duration after @every from 1s to 366d, such as '@every 5m' or '@every 1h30m'"
+        raise _invalid(expression, problem) from None
+    if text != text.lower():
+        raise _invalid(expression, "has an uppercase unit; units are lowercase (ms, s, m, h, d) and M is not months")
+    if interval % US_PER_SECOND:
+        raise _invalid(expression, "is not a whole number of seconds; a scheduler cannot honour less: use 1s or more")
+    if interval > _MAX_EVERY:
+        raise _invalid(expression, "is longer than 366 days; use a yearly expression such as '@yearly' instead")
+    return EpochGrid(interval)
 
 
 def parse_cron(expression: object, zone: ZoneInfo, policy: DstPolicy) -> Cadence:
@@ -149,24 +72,20 @@ def parse_cron(expression: object, zone: ZoneInfo, policy: DstPolicy) -> Cadence
     :raises TypeError: when ``expression`` is not a string.
     """
     if not isinstance(expression, str):
-        raise TypeError(f"expression: {expression!r} is a {type(expression).__name__}; {_FIX}")
-    text = " ".join(expression.split())
-    if not text:
+        raise TypeError(f"expression: {expression!r} is a {type(expression).__name__}; {FIX}")
+    if not expression.strip():
         raise _invalid(expression, "is empty")
-    if "=" in text:
+    if "=" in expression:
         raise _invalid(expression, "sets a timezone inside the expression; pass timezone='Europe/London' instead")
-    lowered = text.lower()
-    if lowered.startswith("@every"):
-        try:
-            return EpochGrid(parse_duration("expression", lowered[len("@every") :].strip()))
-        except ValueError:
-            problem = "has no positive duration after @every (e.g. '@every 5m' or '@every 1h30m')"
-            raise _invalid(expression, problem) from None
-    if lowered.startswith("@"):
-        if lowered not in DESCRIPTORS:
-            raise _invalid(expression, "is not a known descriptor")
-        text = DESCRIPTORS[lowered]
-    return CronCadence(parse_fields(expression, text), DstClock(zone, policy))
+    if expression.startswith(_EVERY):
+        return _every(expression)
+    text = DESCRIPTORS.get(expression)
+    if text is None and expression.lstrip().startswith("@"):
+        spelled = expression.strip().lower()
+        if spelled in DESCRIPTORS or spelled.startswith("@every"):
+            raise _invalid(expression, "must be spelled exactly: lowercase, one space after @every, nothing around it")
+        raise _invalid(expression, "is not a known descriptor")
+    return CronCadence(parse_fields(expression, text or expression), DstClock(zone, policy))
 
 
 class CronCadence:
