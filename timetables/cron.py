@@ -94,6 +94,14 @@ class Cron(TesseraTimetable):
         bound = MAX_DEFAULT_SPREAD if self._every_us is None else min(self._every_us, MAX_DEFAULT_SPREAD)
         return self._phase_policy.resolve(key, bound)
 
+    @property
+    def timezone(self) -> str:
+        return self._timezone
+
+    @property
+    def is_wall_clock(self) -> bool:
+        return self._every_us is None  # @every is counted on absolute time
+
     # -- what the UI shows --------------------------------------------------------------------
 
     def _cadence_summary(self) -> str:
