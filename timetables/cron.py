@@ -14,11 +14,10 @@ from cron_descriptor import (
 )
 
 from ._time.cron import DESCRIPTORS, CronInvalid, parse_cron
-from ._time.dst_policy import check_dst_policy
 from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid
 from ._time.phase import MAX_DEFAULT_SPREAD
-from ._time.wallclock import load_zone
+from ._time.wallclock import check_dst_policy, load_zone
 from .base import TesseraTimetable
 from .policies import CatchUp, Phase
 

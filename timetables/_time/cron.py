@@ -11,7 +11,7 @@ that a spring-forward skips never fires (``30 2 * * *`` does not fire on
 2026-03-08). Hourly-or-finer schedules therefore see the genuinely extra hour
 of a fall-back day (``30 * * * *`` fires 25 times) and lose the missing one on
 a spring-forward day (23 times). The opt-in ``dst="once"`` policy instead fires
-every wall-clock time exactly once (see :mod:`.dst_policy`).
+every wall-clock time exactly once (see :mod:`.wallclock`).
 
 croniter parses and validates the fields (names, ranges, steps, lists, 7 as
 Sunday). Matching is then done here, per local calendar day, because the day
@@ -39,9 +39,10 @@ from zoneinfo import ZoneInfo
 from croniter import CroniterError, croniter
 
 from .cadence import Cadence
-from .dst_policy import EPOCH_ORDINAL, DstClock, DstPolicy
 from .durations import US_PER_DAY, parse_duration
+from .epoch import EPOCH_ORDINAL, days_in_month
 from .grid import EpochGrid
+from .wallclock import DstClock, DstPolicy
 
 DESCRIPTORS = {
     "@yearly": "0 0 1 1 *",
@@ -67,7 +68,7 @@ _NAMES = (
 _SYNTAX = re.compile(r"[0-9a-z*?,/\-]+")
 _EQUAL_RANGE = re.compile(r"^([0-9a-z]+)-\1(?:/\d+)?$")
 _FULL = (range(60), range(24), range(1, 32), range(1, 13), range(7))
-_MAX_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
 _SEARCH_YEARS = 400  # the Gregorian calendar repeats every 400 years: a date that matches, matches by then
 _CACHED_DAYS = 64
 
@@ -131,7 +132,7 @@ def parse_fields(expression: str, text: str) -> CronFields:
     sets = [frozenset(_FULL[i]) if values == ["*"] else frozenset(values) for i, values in enumerate(expanded)]
     minutes, hours, days, months, weekdays = sets
     days_or = not (_is_star(fields[2]) or _is_star(fields[4]))
-    if not days_or and not any(day <= _MAX_DAYS[month] for month in months for day in days):
+    if not days_or and not any(day <= days_in_month(None, month) for month in months for day in days):
         raise _invalid(expression, "never fires: no month in its month field has such a day of the month")
     return CronFields(
         tuple(sorted(hour * 60 + minute for hour in hours for minute in minutes)),
