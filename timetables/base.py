@@ -22,6 +22,7 @@ from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 from ._time.cadence import Cadence
 from ._time.catch_up import MISSED_DEADLINE, within_deadline
 from ._time.durations import format_duration, parse_duration
+from ._time.phase import default_spread_bound
 from ._time.plan import Plan, PlannedRun
 from .policies import (
     CatchUp,
@@ -91,9 +92,8 @@ class TesseraTimetable(Timetable):
     def _cadence_summary(self) -> str:
         raise NotImplementedError
 
-    def _resolve_phase(self, key: str | None) -> int:
-        """The phase in microseconds for ``key`` under this schedule's phase policy."""
-        raise NotImplementedError
+    default_phase: ClassVar[Phase | None] = None
+    """The phase when none is given: ``None`` starts runs at the occurrence."""
 
     def _spec(self) -> dict[str, Any]:
         """The subclass's own serialized fields."""
@@ -132,7 +132,12 @@ class TesseraTimetable(Timetable):
 
     def _with_phase_key(self, key: str) -> Plan:
         plan = self._plan
-        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
+        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(plan.cadence, key))
+
+    def _resolve_phase(self, cadence: Cadence, key: str | None) -> int:
+        """The phase in microseconds for ``key``: one rule for every cadence (see default_spread_bound)."""
+        policy = self._phase_policy if self._phase_policy is not None else self.default_phase
+        return 0 if policy is None else policy.resolve(key, default_spread_bound(cadence.shortest_gap))
 
     def _configure(
         self,
@@ -152,7 +157,7 @@ class TesseraTimetable(Timetable):
         if key is not None and (not isinstance(key, str) or not key):
             raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
         self._key = key
-        self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(key))
+        self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(cadence, key))
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

@@ -16,7 +16,6 @@ from cron_descriptor import (
 from ._time.cron import DESCRIPTORS, CronInvalid, parse_cron
 from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid
-from ._time.phase import MAX_DEFAULT_SPREAD
 from ._time.wallclock import check_dst_policy, load_zone
 from .base import TesseraTimetable
 from .policies import CatchUp, Phase
@@ -85,13 +84,6 @@ class Cron(TesseraTimetable):
         )
         self._every_us = cadence.interval if isinstance(cadence, EpochGrid) else None
         self._configure(cadence, delay=delay, window=window, phase=phase, catch_up=catch_up, key=key)
-
-    def _resolve_phase(self, key: str | None) -> int:
-        # No phase unless asked for: a CronJob starts its runs at the cron time.
-        if self._phase_policy is None:
-            return 0
-        bound = MAX_DEFAULT_SPREAD if self._every_us is None else min(self._every_us, MAX_DEFAULT_SPREAD)
-        return self._phase_policy.resolve(key, bound)
 
     @property
     def timezone(self) -> str:

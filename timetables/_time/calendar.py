@@ -98,6 +98,10 @@ class LocalGrid(LocalCadence):
         self.base = base
         self.step = step
 
+    @property
+    def shortest_gap(self) -> int:
+        return self.step
+
     def _local(self, k: int) -> int:
         return self.base + k * self.step
 
@@ -115,6 +119,10 @@ class LocalMonths(LocalCadence):
         self.every = every
         self.day = day
         self.time = time
+
+    @property
+    def shortest_gap(self) -> int:
+        return 28 * self.every * US_PER_DAY  # the shortest month, every `every` months
 
     def _local(self, k: int) -> int:
         year, month = divmod(k * self.every, 12)

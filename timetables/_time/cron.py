@@ -39,7 +39,7 @@ from zoneinfo import ZoneInfo
 from croniter import CroniterError, croniter
 
 from .cadence import Cadence
-from .durations import US_PER_DAY, parse_duration
+from .durations import US_PER_DAY, US_PER_MINUTE, parse_duration
 from .epoch import EPOCH_ORDINAL, days_in_month
 from .grid import EpochGrid
 from .wallclock import DstClock, DstPolicy
@@ -186,6 +186,16 @@ class CronCadence:
         self.clock = clock
         self._instants_by_day: dict[int, list[int]] = {}
         self._days_by_year: dict[int, list[int]] = {}
+
+    @property
+    def shortest_gap(self) -> int:
+        minutes = self.fields.minutes_of_day
+        if len(minutes) < 2:
+            return US_PER_DAY  # one time a day (or fewer): at least a day apart
+        # Within a day, and from the day's last time to the next matching day's first.
+        gaps = [later - earlier for earlier, later in zip(minutes, minutes[1:])]
+        gaps.append(minutes[0] + 24 * 60 - minutes[-1])
+        return min(gaps) * US_PER_MINUTE
 
     def _instants(self, day: int) -> list[int]:
         instants = self._instants_by_day.get(day)
