@@ -1,14 +1,27 @@
-"""Tessera timetables: exact, stable, tiling schedules for Airflow 3.3."""
+"""Tessera timetables: exact, stable, tiling schedules for Airflow 3.3.
+
+The names below are loaded on first use (PEP 562), so importing the pure core
+(``tessera.timetables._time``) never imports Airflow.
+"""
 
 from __future__ import annotations
 
-from .base import TesseraTimetable
-from .calendar import Calendar
-from .cron import Cron
-from .every import Every
-from .policies import Backfill, Fixed, Latest, Spread, anti_herd
-from .run_info import RunSchedule, run_schedule
+import importlib
+from typing import TYPE_CHECKING, Any
 
+_HOMES = {
+    "TesseraTimetable": ".base",
+    "Calendar": ".calendar",
+    "Cron": ".cron",
+    "Every": ".every",
+    "Backfill": ".policies",
+    "Fixed": ".policies",
+    "Latest": ".policies",
+    "Spread": ".policies",
+    "anti_herd": ".policies",
+    "RunSchedule": ".run_info",
+    "run_schedule": ".run_info",
+}
 __all__ = [
     "Backfill",
     "Calendar",
@@ -22,3 +35,23 @@ __all__ = [
     "anti_herd",
     "run_schedule",
 ]
+
+if TYPE_CHECKING:
+    from .base import TesseraTimetable
+    from .calendar import Calendar
+    from .cron import Cron
+    from .every import Every
+    from .policies import Backfill, Fixed, Latest, Spread, anti_herd
+    from .run_info import RunSchedule, run_schedule
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -22,6 +22,7 @@ from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 from ._time.cadence import Cadence
 from ._time.catch_up import MISSED_DEADLINE, within_deadline
 from ._time.durations import format_duration, parse_duration
+from ._time.phase import default_spread_bound
 from ._time.plan import Plan, PlannedRun
 from .policies import (
     CatchUp,
@@ -32,6 +33,7 @@ from .policies import (
     check_phase,
     phase_from_dict,
 )
+from .run_info import RunSchedule
 
 Duration = str | datetime.timedelta
 
@@ -90,9 +92,8 @@ class TesseraTimetable(Timetable):
     def _cadence_summary(self) -> str:
         raise NotImplementedError
 
-    def _resolve_phase(self, key: str | None) -> int:
-        """The phase in microseconds for ``key`` under this schedule's phase policy."""
-        raise NotImplementedError
+    default_phase: ClassVar[Phase | None] = None
+    """The phase when none is given: ``None`` starts runs at the occurrence."""
 
     def _spec(self) -> dict[str, Any]:
         """The subclass's own serialized fields."""
@@ -131,7 +132,12 @@ class TesseraTimetable(Timetable):
 
     def _with_phase_key(self, key: str) -> Plan:
         plan = self._plan
-        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(key))
+        return Plan(plan.cadence, plan.delay, plan.lookback, self._resolve_phase(plan.cadence, key))
+
+    def _resolve_phase(self, cadence: Cadence, key: str | None) -> int:
+        """The phase in microseconds for ``key``: one rule for every cadence (see default_spread_bound)."""
+        policy = self._phase_policy if self._phase_policy is not None else self.default_phase
+        return 0 if policy is None else policy.resolve(key, default_spread_bound(cadence.shortest_gap))
 
     def _configure(
         self,
@@ -151,7 +157,7 @@ class TesseraTimetable(Timetable):
         if key is not None and (not isinstance(key, str) or not key):
             raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
         self._key = key
-        self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(key))
+        self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(cadence, key))
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -163,6 +169,71 @@ class TesseraTimetable(Timetable):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.summary}>"
+
+    # -- the public plan: every other part of tessera asks "when" here ------------------------
+
+    @property
+    def phase(self) -> datetime.timedelta:
+        """How long after its occurrence each run may start (never moves the window)."""
+        return datetime.timedelta(microseconds=self._plan.phase)
+
+    @property
+    def delay(self) -> datetime.timedelta:
+        """How far both window bounds are shifted back from the occurrence."""
+        return datetime.timedelta(microseconds=self._plan.delay)
+
+    @property
+    def lookback(self) -> datetime.timedelta | None:
+        """The fixed window span (``window=``), or ``None`` when windows tile occurrence to occurrence."""
+        lookback = self._plan.lookback
+        return None if lookback is None else datetime.timedelta(microseconds=lookback)
+
+    @property
+    def timezone(self) -> str:
+        """The IANA zone the schedule is read in (``"UTC"`` for absolute-time cadences)."""
+        return "UTC"
+
+    @property
+    def is_wall_clock(self) -> bool:
+        """True when occurrences follow a wall clock (calendar, cron); False on absolute time."""
+        return False
+
+    def upcoming(
+        self,
+        *,
+        after: datetime.datetime,
+        count: int,
+        until: datetime.datetime | None = None,
+        start_date: datetime.datetime | None = None,
+        end_date: datetime.datetime | None = None,
+    ) -> list[RunSchedule]:
+        """The next ``count`` runs that may start strictly after ``after``, exactly as the scheduler creates them.
+
+        ``start_date`` and ``end_date`` are the DAG's: they bound each run's period as they do for
+        the scheduler (see the class docstring); ``until`` stops at the first run starting after it.
+        """
+        runs = self._plan.upcoming(
+            to_us(after),
+            count,
+            earliest=None if start_date is None else to_us(start_date),
+            latest=None if end_date is None else to_us(end_date),
+            until=None if until is None else to_us(until),
+        )
+        return [self._schedule(run) for run in runs]
+
+    def run_of(self, window_end: datetime.datetime) -> RunSchedule:
+        """The schedule facts of the run whose window ends at ``window_end`` (a stored run's data interval end)."""
+        return self._schedule(self._plan.run(self._plan.occurrence_of_window_end(to_us(window_end))))
+
+    def _schedule(self, run: PlannedRun) -> RunSchedule:
+        return RunSchedule(
+            occurrence=from_us(run.occurrence),
+            run_after=from_us(run.run_after),
+            window_start=from_us(run.window_start),
+            window_end=from_us(run.window_end),
+            phase_ms=self._plan.phase // 1000,
+            interval_ms=run.interval // 1000,
+        )
 
     # -- what the UI shows --------------------------------------------------------------------
 

@@ -7,7 +7,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ._time.calendar_spec import CalendarSpec
-from ._time.phase import MAX_DEFAULT_SPREAD
 from .base import TesseraTimetable
 from .policies import CatchUp, Phase
 
@@ -195,9 +194,13 @@ class Calendar(TesseraTimetable):
         """One nominal period (N hours, N days, 7N days or 30N days), e.g. to cap a retry backoff."""
         return datetime.timedelta(microseconds=self._calendar.period_us)
 
-    def _resolve_phase(self, key: str | None) -> int:
-        # Calendar cadences run at their authored time unless a phase is asked for.
-        return 0 if self._phase_policy is None else self._phase_policy.resolve(key, MAX_DEFAULT_SPREAD)
+    @property
+    def timezone(self) -> str:
+        return self._calendar.timezone or "UTC"
+
+    @property
+    def is_wall_clock(self) -> bool:
+        return self._calendar.at is not None
 
     def _cadence_summary(self) -> str:
         return self._calendar.describe()

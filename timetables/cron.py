@@ -15,11 +15,9 @@ from cron_descriptor import (
 
 from ._time.cron import CronCadence, CronInvalid, parse_cron
 from ._time.cron_fields import plain_text
-from ._time.dst_policy import check_dst_policy
 from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid
-from ._time.phase import MAX_DEFAULT_SPREAD
-from ._time.wallclock import load_zone
+from ._time.wallclock import check_dst_policy, load_zone
 from .base import TesseraTimetable
 from .policies import CatchUp, Phase
 
@@ -90,12 +88,13 @@ class Cron(TesseraTimetable):
         self._every_us = cadence.interval if isinstance(cadence, EpochGrid) else None
         self._configure(cadence, delay=delay, window=window, phase=phase, catch_up=catch_up, key=key)
 
-    def _resolve_phase(self, key: str | None) -> int:
-        # No phase unless asked for: a CronJob starts its runs at the cron time.
-        if self._phase_policy is None:
-            return 0
-        bound = MAX_DEFAULT_SPREAD if self._every_us is None else min(self._every_us, MAX_DEFAULT_SPREAD)
-        return self._phase_policy.resolve(key, bound)
+    @property
+    def timezone(self) -> str:
+        return self._timezone
+
+    @property
+    def is_wall_clock(self) -> bool:
+        return self._every_us is None  # @every is counted on absolute time
 
     # -- what the UI shows --------------------------------------------------------------------
 

@@ -7,7 +7,6 @@ from typing import Any
 
 from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid, check_interval
-from ._time.phase import MAX_DEFAULT_SPREAD
 from .base import TesseraTimetable
 from .calendar import Calendar
 from .policies import CatchUp, Phase, Spread
@@ -30,6 +29,9 @@ class Every(TesseraTimetable):
     The 12:05 occurrence of ``Every("5m", delay="30s", phase=Fixed("2m10s"))`` runs at
     12:07:10 and evaluates 11:59:30 -> 12:04:30; the 12:10 one evaluates 12:04:30 -> 12:09:30.
     """
+
+    # Interval cadences spread by default: many DAGs on one interval must not start together.
+    default_phase = Spread()
 
     def __init__(
         self,
@@ -66,10 +68,6 @@ class Every(TesseraTimetable):
     def month(*args: Any, **kwargs: Any) -> Calendar:
         """Every ``every`` months on a day (31 = the month's last day); see :meth:`Calendar.month`."""
         return Calendar.month(*args, **kwargs)
-
-    def _resolve_phase(self, key: str | None) -> int:
-        policy = self._phase_policy if self._phase_policy is not None else Spread()
-        return policy.resolve(key, min(self._interval_us, MAX_DEFAULT_SPREAD))
 
     @property
     def period(self) -> datetime.timedelta:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._time.plan import PlannedRun
-
 
 @dataclass(frozen=True)
 class RunSchedule:
@@ -32,21 +30,9 @@ def run_schedule(context: dict[str, Any]) -> RunSchedule | None:
 
 
 def schedule_of(dag: Any, dag_run: Any) -> RunSchedule | None:
-    from .base import TesseraTimetable, from_us, to_us
+    from .base import TesseraTimetable
 
     timetable = dag.timetable
-    if not isinstance(timetable, TesseraTimetable):
+    if not isinstance(timetable, TesseraTimetable) or dag_run.data_interval_end is None:
         return None
-    plan = timetable._plan
-    if dag_run.data_interval_end is None:
-        return None
-    occurrence = plan.occurrence_of_window_end(to_us(dag_run.data_interval_end))
-    run: PlannedRun = plan.run(occurrence)
-    return RunSchedule(
-        occurrence=from_us(run.occurrence),
-        run_after=from_us(run.run_after),
-        window_start=from_us(run.window_start),
-        window_end=from_us(run.window_end),
-        phase_ms=plan.phase // 1000,
-        interval_ms=run.interval // 1000,
-    )
+    return timetable.run_of(dag_run.data_interval_end)

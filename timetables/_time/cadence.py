@@ -12,6 +12,11 @@ class Cadence(Protocol):
     same answer in every process, on every machine.
     """
 
+    @property
+    def shortest_gap(self) -> int:
+        """The shortest nominal spacing of two consecutive occurrences (a DST fold can bring two closer)."""
+        ...
+
     def following(self, t: int) -> int:
         """The first occurrence strictly after ``t``."""
         ...

@@ -30,17 +30,10 @@ from __future__ import annotations
 from datetime import date
 
 from .durations import US_PER_DAY
+from .epoch import EPOCH_ORDINAL, days_in_month
 from .wallclock import WallClock
 
-_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 _FIRST_WEEK_ORDINAL = date(1970, 1, 5).toordinal()  # the Monday that starts week 0
-_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def days_in_month(year: int, month: int) -> int:
-    if month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0):
-        return 29
-    return _DAYS_IN_MONTH[month - 1]
 
 
 class LocalCadence:
@@ -105,6 +98,10 @@ class LocalGrid(LocalCadence):
         self.base = base
         self.step = step
 
+    @property
+    def shortest_gap(self) -> int:
+        return self.step
+
     def _local(self, k: int) -> int:
         return self.base + k * self.step
 
@@ -123,14 +120,18 @@ class LocalMonths(LocalCadence):
         self.day = day
         self.time = time
 
+    @property
+    def shortest_gap(self) -> int:
+        return 28 * self.every * US_PER_DAY  # the shortest month, every `every` months
+
     def _local(self, k: int) -> int:
         year, month = divmod(k * self.every, 12)
         year, month = year + 1970, month + 1
         ordinal = date(year, month, min(self.day, days_in_month(year, month))).toordinal()
-        return (ordinal - _EPOCH_ORDINAL) * US_PER_DAY + self.time
+        return (ordinal - EPOCH_ORDINAL) * US_PER_DAY + self.time
 
     def _index(self, local: int) -> int:
-        today = date.fromordinal(_EPOCH_ORDINAL + local // US_PER_DAY)
+        today = date.fromordinal(EPOCH_ORDINAL + local // US_PER_DAY)
         k = ((today.year - 1970) * 12 + today.month - 1) // self.every
         # The run of month k may still lie ahead within the month that holds `local`.
         return k - 1 if self._local(k) > local else k
@@ -144,7 +145,7 @@ def daily(clock: WallClock, time: int, every: int) -> LocalGrid:
 def weekly(clock: WallClock, time: int, every: int, weekday: int) -> LocalGrid:
     """Every ``every`` weeks on ``weekday`` (0 = Sunday), counting from the week of Monday 1970-01-05."""
     first = _FIRST_WEEK_ORDINAL + (weekday - 1) % 7
-    return LocalGrid(clock, (first - _EPOCH_ORDINAL) * US_PER_DAY + time, 7 * every * US_PER_DAY)
+    return LocalGrid(clock, (first - EPOCH_ORDINAL) * US_PER_DAY + time, 7 * every * US_PER_DAY)
 
 
 def monthly(clock: WallClock, time: int, every: int, day: int) -> LocalMonths:

@@ -121,7 +121,7 @@ class CalendarSpec:
             example = "on='monday', at='07:00'" if unit == "week" else "on=31, at='06:00'"
             raise ValueError(
                 f"{missing}: missing while {given} is given; a {unit}ly cadence takes its day and its time "
-                f"together ({example}) or neither (a plain interval from the last run)"
+                f"together ({example}) or neither (a plain interval on absolute time)"
             )
         if at is None:
             if timezone is not None:
@@ -161,7 +161,7 @@ class CalendarSpec:
     def describe(self) -> str:
         """The cadence as a sentence, for the UI: ``"every 2 weeks on Monday at 07:00 Europe/Amsterdam"``."""
         if self.at is None:
-            return f"every {format_duration(self.period_us)} from the last run (unanchored)"
+            return f"every {format_duration(self.period_us)} on absolute time (UTC epoch grid)"
         adverb = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly"}[self.unit]
         head = adverb if self.every == 1 else f"every {self.every} {self.unit}s"
         if self.unit == "hour":

@@ -11,7 +11,7 @@ time inside the hour that a spring-forward skips never fires (``30 2 * * *`` doe
 not fire on 2026-03-08). Hourly-or-finer schedules therefore see the genuinely extra
 hour of a fall-back day (``30 * * * *`` fires 25 times) and lose the missing one on a
 spring-forward day (23 times). The opt-in ``dst="once"`` policy instead fires every
-wall-clock time exactly once (see :mod:`.dst_policy`). A ``TZ=`` or ``CRON_TZ=``
+wall-clock time exactly once (see :mod:`.wallclock`). A ``TZ=`` or ``CRON_TZ=``
 prefix is refused, as a CronJob refuses it: the timezone is a separate argument.
 
 ``@every <duration>`` is an :class:`~.grid.EpochGrid`: whole multiples of the
@@ -31,9 +31,10 @@ from zoneinfo import ZoneInfo
 
 from .cadence import Cadence
 from .cron_fields import DESCRIPTORS, FIX, CronFields, CronInvalid, parse_fields
-from .dst_policy import EPOCH_ORDINAL, DstClock, DstPolicy
-from .durations import US_PER_DAY, US_PER_SECOND, parse_duration
+from .durations import US_PER_DAY, US_PER_MINUTE, US_PER_SECOND, parse_duration
+from .epoch import EPOCH_ORDINAL
 from .grid import EpochGrid
+from .wallclock import DstClock, DstPolicy
 
 __all__ = ["DESCRIPTORS", "CronCadence", "CronInvalid", "parse_cron"]
 
@@ -104,6 +105,16 @@ class CronCadence:
         self.clock = clock
         self._instants_by_day: dict[int, list[int]] = {}
         self._days_by_year: dict[int, list[int]] = {}
+
+    @property
+    def shortest_gap(self) -> int:
+        minutes = self.fields.minutes_of_day
+        if len(minutes) < 2:
+            return US_PER_DAY  # one time a day (or fewer): at least a day apart
+        # Within a day, and from the day's last time to the next matching day's first.
+        gaps = [later - earlier for earlier, later in zip(minutes, minutes[1:])]
+        gaps.append(minutes[0] + 24 * 60 - minutes[-1])
+        return min(gaps) * US_PER_MINUTE
 
     def _instants(self, day: int) -> list[int]:
         instants = self._instants_by_day.get(day)

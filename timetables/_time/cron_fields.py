@@ -29,6 +29,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .epoch import days_in_month
+
 
 class CronInvalid(ValueError):
     """A cron expression a CronJob would refuse; the message names the expression and the fix."""
@@ -64,7 +66,6 @@ _EXTENSION = re.compile(r"L|LW|[0-9]+[LW]|[0-9]*#[0-9]*|H(?:\(.*)?")
 _INT_MAX = 2**63 - 1  # Go's int on the 64-bit machines a control plane runs on
 # Go lowercases names rune by rune with the simple mapping, under which these two become ASCII.
 _LOWER = str.maketrans({**{chr(c): chr(c + 32) for c in range(65, 91)}, "\u0130": "i", "\u212a": "k"})
-_MAX_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,7 @@ def parse_fields(expression: str, text: str) -> CronFields:
         _field(expression, field, bounds) for field, bounds in zip(fields, _BOUNDS)
     )
     days_or = not (days_star or weekdays_star)
-    some_day = any(day <= _MAX_DAYS[month] for month in months for day in days)
+    some_day = any(day <= days_in_month(None, month) for month in months for day in days)
     fires = (some_day or bool(weekdays)) if days_or else (some_day and bool(weekdays))
     empty = [name for name, values in (("minute", minutes), ("hour", hours), ("month", months)) if not values]
     if empty or not fires:

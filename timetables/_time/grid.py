@@ -39,6 +39,10 @@ class EpochGrid:
 
     interval: int
 
+    @property
+    def shortest_gap(self) -> int:
+        return self.interval
+
     def following(self, t: int) -> int:
         return (t // self.interval + 1) * self.interval
 

@@ -16,6 +16,15 @@ from .durations import US_PER_MINUTE
 MAX_DEFAULT_SPREAD = 15 * US_PER_MINUTE
 
 
+def default_spread_bound(shortest_gap: int) -> int:
+    """What ``Spread()`` without ``max`` spreads over, for every cadence.
+
+    Below the shortest gap between consecutive occurrences, so a run always starts before
+    the next occurrence, and below 15 minutes, so results never arrive later than that.
+    """
+    return min(shortest_gap, MAX_DEFAULT_SPREAD)
+
+
 def stable_hash(key: str) -> int:
     """A 64-bit integer from ``key`` that is identical in every Python process."""
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big")

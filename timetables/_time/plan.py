@@ -94,12 +94,35 @@ class Plan:
         )
         return None if occurrence is None else self.run(occurrence)
 
-    def upcoming(self, after: int, count: int) -> list[PlannedRun]:
-        """The next ``count`` runs whose occurrence is strictly after ``after``."""
-        runs, occurrence = [], after
-        for _ in range(count):
+    def upcoming(
+        self,
+        after: int,
+        count: int,
+        *,
+        earliest: int | None = None,
+        latest: int | None = None,
+        until: int | None = None,
+    ) -> list[PlannedRun]:
+        """The next ``count`` runs that may start strictly after ``after``, as the scheduler will create them.
+
+        ``earliest`` and ``latest`` bound each run's period exactly as in :meth:`next_run` (the
+        DAG's start and end dates); ``until`` stops at the first run that starts after it.
+        Which runs are *due* after downtime is the catch-up policy's business; a run that starts
+        after ``after`` is owed under every policy, so the list does not depend on it. The cost is
+        ``count`` cadence steps, whatever the bounds.
+        """
+        first, last = self.period_bounds(earliest, latest)
+        # A run starts at occurrence + phase: the first one after `after` follows after - phase.
+        occurrence = self.cadence.following(after - self.phase)
+        if first is not None and occurrence < first:
+            occurrence = first
+        runs: list[PlannedRun] = []
+        while len(runs) < count and (last is None or occurrence <= last):
+            run = self.run(occurrence)
+            if until is not None and run.run_after > until:
+                break
+            runs.append(run)
             occurrence = self.cadence.following(occurrence)
-            runs.append(self.run(occurrence))
         return runs
 
     def latest_at_or_before(self, t: int) -> PlannedRun:

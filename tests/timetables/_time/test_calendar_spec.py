@@ -114,10 +114,10 @@ ACCEPTED = [
     ("hourly-at-15", dict(unit="hour", at="00:15"), "hourly at :15 UTC"),
     ("6-hourly", dict(unit="hour", every=6, at="09:00"), "every 6 hours at 03:00, 09:00, 15:00, 21:00 UTC"),
     ("2-hourly", dict(unit="hour", every=2, at="01:30"), "every 2 hours at 01:30, 03:30, ... 23:30 UTC"),
-    ("unanchored-day", dict(unit="day"), "every 1d from the last run (unanchored)"),
-    ("unanchored-hours", dict(unit="hour", every=6), "every 6h from the last run (unanchored)"),
-    ("unanchored-week", dict(unit="week", every=2), "every 14d from the last run (unanchored)"),
-    ("unanchored-month-is-30-days", dict(unit="month"), "every 30d from the last run (unanchored)"),
+    ("unanchored-day", dict(unit="day"), "every 1d on absolute time (UTC epoch grid)"),
+    ("unanchored-hours", dict(unit="hour", every=6), "every 6h on absolute time (UTC epoch grid)"),
+    ("unanchored-week", dict(unit="week", every=2), "every 14d on absolute time (UTC epoch grid)"),
+    ("unanchored-month-is-30-days", dict(unit="month"), "every 30d on absolute time (UTC epoch grid)"),
 ]
 
 

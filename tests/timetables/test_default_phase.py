@@ -1,0 +1,39 @@
+"""One rule for the default spread of every cadence: below the shortest gap and below 15 minutes."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from tessera.timetables import Cron, Every, Fixed, Spread
+
+KEYS = [f"dag_{i}" for i in range(300)]
+
+
+@pytest.mark.parametrize(
+    ("make", "bound"),
+    [
+        pytest.param(lambda key: Cron("* * * * *", phase=Spread(), key=key), 60, id="cron-every-minute"),
+        pytest.param(lambda key: Cron("*/5 * * * *", phase=Spread(), key=key), 300, id="cron-every-5-minutes"),
+        pytest.param(lambda key: Cron("0,10 * * * *", phase=Spread(), key=key), 600, id="cron-shortest-gap-10m"),
+        pytest.param(lambda key: Cron("@every 90s", phase=Spread(), key=key), 90, id="cron-every-90s"),
+        pytest.param(lambda key: Cron("0 6 * * *", phase=Spread(), key=key), 900, id="cron-daily"),
+        pytest.param(lambda key: Every("1m", key=key), 60, id="every-minute-default"),
+        pytest.param(lambda key: Every("1d", key=key), 900, id="every-day-default"),
+        pytest.param(lambda key: Every.day("09:00", phase=Spread(), key=key), 900, id="calendar-daily"),
+    ],
+)
+def test_default_spread_stays_below_the_shortest_gap_and_15_minutes(make, bound):
+    phases = {make(key).phase for key in KEYS}
+    assert max(phases) < datetime.timedelta(seconds=bound)
+    assert len(phases) > 1  # it does spread
+
+
+def test_calendar_and_cron_start_at_the_occurrence_unless_asked():
+    assert Cron("* * * * *", key="k").phase == datetime.timedelta(0)
+    assert Every.day("09:00", key="k").phase == datetime.timedelta(0)
+
+
+def test_an_explicit_fixed_phase_may_exceed_the_gap():
+    assert Cron("* * * * *", phase=Fixed("5m")).phase == datetime.timedelta(minutes=5)
