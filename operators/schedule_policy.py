@@ -4,7 +4,7 @@
 declaration              Airflow 3.3
 =======================  =====================================================================
 cron + timezone          ``schedule=Cron(expression, timezone=...)`` (tessera timetable)
-interval_seconds n       ``schedule=Cron("@every <n>s")``: epoch-aligned, any positive n
+interval_seconds n       ``schedule=Cron("@every <n>s")``: epoch-aligned, 1 <= n <= 366 days
 after [a, b, ...]        ``schedule=AssetAll(<asset of a>, <asset of b>, ...)``; the scheduler-side
                          listener emits a schedule's asset event when a fire completes
 retries                  task ``retries`` (``default_args``)

@@ -156,6 +156,17 @@ MALFORMED = [
     ),
     pytest.param("SCHEDULE 'bad name' INTERVAL_SECONDS 5;", 1, 10, ["not a schedule name"], id="bad-name"),
     pytest.param("SCHEDULE ;", 1, 10, ["schedule name"], id="no-name"),
+    pytest.param(
+        "SCHEDULE a CRON '0 6 * * *'\n  TIMEOUT 99999999999999999999;", 2, 3, ["too large"], id="timeout-huge"
+    ),
+    pytest.param(
+        "SCHEDULE a INTERVAL_SECONDS " + "9" * 100_000 + ";", 1, 12, ["100000 digits", "366 days"], id="100000-digits"
+    ),
+    pytest.param("SCHEDULE a INTERVAL_SECONDS \u0663;", 1, 29, ["unexpected character", "U+0663"], id="arabic-digit"),
+    pytest.param("SCHEDULE a INTERVAL_SECONDS 5 RETRIES \uff11;", 1, 39, ["U+FF11"], id="fullwidth-digit"),
+    pytest.param("SCHEDULE a INTERVAL_SECONDS 5 RETRIES 101;", 1, 31, ["0 to 100"], id="retries-101"),
+    pytest.param("SCHEDULE a AFTER b PARENT_FRESHNESS 8784.5;", 1, 20, ["8784"], id="freshness-over"),
+    pytest.param("SCHEDULE a CRON '0 6 * * *' TIMEZONE 'localtime';", 1, 29, ["localtime"], id="tz-localtime"),
     pytest.param("CREATE SCHEDULE a INTERVAL_SECONDS 5;", 1, 1, ["expected SCHEDULE"], id="not-schedule"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 # x;", 1, 31, ["unexpected character"], id="stray-char"),
     pytest.param(
