@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tessera.operators.schedule import Schedule
+from tessera.operators.schedule_set import load_schedules
 from tessera.operators.schedule_sql import ScheduleSyntaxError, parse_schedule, parse_schedules
 
 # The statements of the specification's Examples section, each with what it must declare.
@@ -241,3 +242,12 @@ def test_clause_order_case_spacing_and_comments_do_not_matter(clauses, order, se
     for i, clause in enumerate(shuffled):
         text += separators[i % len(separators)] + _vary_case(clause, flips)
     assert parse_schedule(text + separators[0] + ";") == canonical
+
+
+def test_a_file_that_is_not_utf8_is_refused_at_the_first_bad_byte(tmp_path) -> None:
+    path = tmp_path / "schedules.sql"
+    path.write_bytes(b"SCHEDULE a\n  CRON '0 6 * * *' DESCRIPTION 'caf\xe9';")
+    with pytest.raises(ScheduleSyntaxError) as caught:
+        load_schedules(path)
+    assert (caught.value.line, caught.value.column) == (2, 36)
+    assert str(caught.value) == f"{path}: line 2, column 36: not UTF-8 text; save the file as UTF-8"
