@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 
-from .excerpt import excerpt
+from .excerpt import clip, excerpt
 from .json_bounds import MAX_JSON_BYTES, MAX_JSON_DEPTH, bounded_json
 from .json_pointer import JsonPointer
 from .schema_compile import compile_schema, refusal
@@ -32,7 +32,7 @@ def encode_json(field_name: str, value: Any) -> str:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as error:
         # RecursionError: nested too deeply for the encoder, which recurses once per level.
-        raise ValueError(f"{field_name}: {_excerpt(value)}; must be JSON ({_excerpt(str(error))})") from None
+        raise ValueError(f"{field_name}: {_excerpt(value)}; must be JSON ({clip(str(error))})") from None
 
 
 def cursor_size_error(field_name: str, document: str) -> str | None:

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from .excerpt import digits_of, excerpt
+from .excerpt import clip, digits_of, excerpt
 
 MAX_JSON_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
@@ -36,7 +36,7 @@ def bounded_json(field: str, value: Any, *, fix: str = "keep it small and put da
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{field}: {excerpt(value)}; must be JSON ({excerpt(str(error))})") from None
+        raise ValueError(f"{field}: {excerpt(value)}; must be JSON ({clip(str(error))})") from None
     size = len(text.encode())
     if size > MAX_JSON_BYTES:
         raise ValueError(f"{field}: {size} bytes of JSON; {_cap(fix)}")
