@@ -17,8 +17,13 @@ from typing import Any
 from airflow.sdk import BaseOperator
 
 from .after_trigger import FIRES_KEY, AfterTrigger, fire_count, released
+from .excerpt import excerpt
 from .schedule_checks import name as check_name
 from .schedule_identity import asset_uri, schedule_asset
+
+MAX_POLL_SECONDS = 3600
+"""An hour: a slower poll would release a waiting run long after its parents completed."""
+MAX_WAIT = datetime.timedelta(days=366)
 
 
 class AfterSensor(BaseOperator):
@@ -29,8 +34,9 @@ class AfterSensor(BaseOperator):
     ``completed_at``, ``runs``).
 
     :param parents: the parent schedules' names.
-    :param poll_interval: seconds between the trigger's checks.
-    :param wait_timeout: give up (the task fails) after this long; ``None`` waits indefinitely.
+    :param poll_interval: seconds between the trigger's checks, 1 to 3600.
+    :param wait_timeout: give up (the task fails) after this long, at most 366 days; ``None`` waits
+        indefinitely.
     """
 
     def __init__(
@@ -45,8 +51,8 @@ class AfterSensor(BaseOperator):
         if not names:
             raise ValueError("parents: []; name at least one parent schedule, e.g. parents=['apc_daily']")
         self.parents = [check_name("parents", name) for name in names]
-        if isinstance(poll_interval, bool) or not isinstance(poll_interval, int | float) or poll_interval <= 0:
-            raise ValueError(f"poll_interval: {poll_interval!r}; give a positive number of seconds, e.g. 10")
+        check_poll_interval(poll_interval)
+        check_wait_timeout(wait_timeout)
         # The parents' assets as inlets: Airflow registers them, which is what lets this task
         # (and its trigger) read their state stores.
         kwargs["inlets"] = [*kwargs.get("inlets", ()), *(schedule_asset(p) for p in self.parents)]
@@ -86,3 +92,22 @@ class AfterSensor(BaseOperator):
             AssetStateStoreAccessor(uri=asset_uri(parent)).set(self._seen_key(), fire_count(states[parent]))
         self.log.info("Released by parent fires: %s", states)
         return states
+
+
+def check_poll_interval(value: object) -> None:
+    """Seconds between polls: at least 1 (each poll is a request per parent), at most an hour."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= MAX_POLL_SECONDS:
+        raise ValueError(
+            f"poll_interval: {excerpt(value)}; give a number of seconds from 1 to {MAX_POLL_SECONDS}, e.g. 10"
+        )
+
+
+def check_wait_timeout(value: object) -> None:
+    """``None``, or a positive ``timedelta`` of at most 366 days."""
+    if value is None:
+        return
+    if not isinstance(value, datetime.timedelta) or not datetime.timedelta(0) < value <= MAX_WAIT:
+        raise ValueError(
+            f"wait_timeout: {excerpt(value)}; give a datetime.timedelta of more than zero and at most 366 days, "
+            f"e.g. timedelta(hours=6), or None to wait indefinitely"
+        )

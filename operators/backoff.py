@@ -24,7 +24,12 @@ from airflow.sdk import RetryDecision, RetryPolicy
 
 from tessera.timetables._time.durations import format_duration, parse_duration
 
+from .excerpt import excerpt
+
 FIRST_DELAY = timedelta(minutes=5)
+MAX_DURATION = timedelta(days=366)
+"""The longest period or first wait, as for every duration."""
+MAX_RETRIES = 1000
 RETRIES_AT_CAP = 30
 """Retries left once the wait has reached one period: a month of daily retries, then the run fails."""
 
@@ -95,12 +100,20 @@ def _text(delta: timedelta) -> str:
     return format_duration(_us(delta))
 
 
+def _bounded(field: str, value: str | timedelta) -> timedelta:
+    us = parse_duration(field, value)
+    # Checked before timedelta(): a longer one may not even fit in it (at most 999,999,999 days).
+    if us > _us(MAX_DURATION):
+        raise ValueError(f"{field}: {excerpt(value)} is longer than 366 days, the longest duration; e.g. '1d'")
+    return timedelta(microseconds=us)
+
+
 def _period(schedule: object) -> timedelta:
     period = getattr(schedule, "period", None)
     if isinstance(period, timedelta):
         return period
     if isinstance(schedule, (str, timedelta)):
-        return timedelta(microseconds=parse_duration("schedule", schedule))
+        return _bounded("schedule", schedule)
     raise TypeError(
         f"schedule: {schedule!r} has no period; pass a calendar cadence such as Calendar.day('09:00') "
         f"or its period as a duration, e.g. backoff('1d')"
@@ -111,9 +124,9 @@ def backoff(schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: 
     """Task default arguments that retry a failing run after 5, 10, 20 ... minutes, capped at one period.
 
     :param schedule: the DAG's calendar cadence (its ``period`` is the cap), or the period itself
-        as a duration (``"1d"``, ``timedelta(hours=6)``).
-    :param first: the wait after the first failure.
-    :param retries: how many retries a run gets; by default enough to reach the cap and then
+        as a duration of at most 366 days (``"1d"``, ``timedelta(hours=6)``).
+    :param first: the wait after the first failure, at most 366 days.
+    :param retries: how many retries a run gets (0 to 1000); by default enough to reach the cap and then
         retry once a period ``RETRIES_AT_CAP`` more times.
     :returns: ``retries``, ``retry_delay``, ``retry_exponential_backoff`` and ``max_retry_delay``
         (Airflow's own doubling, jittered, capped: used when a task dies without reporting its
@@ -121,14 +134,14 @@ def backoff(schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: 
     """
     cap = _period(schedule)
     # The cap wins over the first wait too: a 1-minute cadence retries every minute.
-    first_delay = min(timedelta(microseconds=parse_duration("first", first)), cap)
+    first_delay = min(_bounded("first", first), cap)
     if retries is None:
         below_cap = 0  # failures whose wait is still below the cap: 5m, 10m, ... < period
         while _us(first_delay) << below_cap < _us(cap):
             below_cap += 1
         retries = below_cap + RETRIES_AT_CAP
-    elif isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise ValueError(f"retries: {retries!r} must be a whole number, 0 or more")
+    elif isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
+        raise ValueError(f"retries: {excerpt(retries)} must be a whole number from 0 to {MAX_RETRIES}, e.g. 10")
     return {
         "retries": retries,
         "retry_delay": first_delay,

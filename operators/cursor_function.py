@@ -22,6 +22,7 @@ from . import metrics
 from .cursor_fire import CursorFire, CursorWriteFailed, DispatchStartFailed, FireFailed, error_summary
 from .cursor_store import CursorStore, default_store
 from .dispatch_policy import DISPATCH_POOL, Concurrency, is_dry_run
+from .excerpt import excerpt
 from .fire_record import RECORD_KEY, FireRecord, Outcome, Phase, SkipReason, iso
 from .function_spec import FunctionSpec
 
@@ -74,7 +75,9 @@ class CursorFunctionOperator(BaseOperator):
         **kwargs: Any,
     ) -> None:
         if not callable(function):
-            raise TypeError(f"function: {function!r}; give a callable taking the input, or HttpFunction(conn_id, path)")
+            raise TypeError(
+                f"function: {excerpt(function)}; give a callable taking the input, or HttpFunction(conn_id, path)"
+            )
         spec = FunctionSpec.build(
             input=input,
             input_schema=input_schema,
@@ -84,15 +87,19 @@ class CursorFunctionOperator(BaseOperator):
             initial=initial,
         )
         if store is not None and not isinstance(store, CursorStore):
-            raise TypeError(f"store: {store!r}; give an object with location, read() and write() (a CursorStore)")
+            raise TypeError(
+                f"store: {excerpt(store)}; give an object with location, read() and write() (a CursorStore)"
+            )
         if store is not None and not spec.carries_cursor:
-            raise ValueError(f"store: {store!r} given but no cursor; set cursor_from and cursor_into, or drop store")
+            raise ValueError(
+                f"store: {excerpt(store)} given but no cursor; set cursor_from and cursor_into, or drop store"
+            )
         policy = Concurrency.parse(concurrency)
         limit = kwargs.get("max_active_tis_per_dag")
         if policy is Concurrency.FORBID:
             if limit not in (None, 1):
                 raise ValueError(
-                    f"max_active_tis_per_dag: {limit!r} with concurrency='Forbid', which runs one fire "
+                    f"max_active_tis_per_dag: {excerpt(limit)} with concurrency='Forbid', which runs one fire "
                     "at a time; drop it, or use concurrency='Allow'"
                 )
             kwargs["max_active_tis_per_dag"] = 1

@@ -9,6 +9,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from .excerpt import excerpt
+
 CURSOR_TASK_TYPE = "CursorFunctionOperator"
 """How the scheduler recognises a cursor-function task in a serialized DAG."""
 
@@ -49,7 +51,7 @@ class Concurrency(str, Enum):
             for member in cls:
                 if member.value.lower() == value.strip().lower():
                     return member
-        raise ValueError(f"concurrency: {value!r}; use 'Forbid' (recommended with a cursor) or 'Allow'")
+        raise ValueError(f"concurrency: {excerpt(value)}; use 'Forbid' (recommended with a cursor) or 'Allow'")
 
 
 def dispatch_cap() -> int:

@@ -13,24 +13,27 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import SchemaError
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
 
+from .excerpt import clip, excerpt
+from .json_bounds import MAX_JSON_BYTES, MAX_JSON_DEPTH, bounded_json
 from .json_pointer import JsonPointer
+from .schema_compile import compile_schema, refusal
 from .schema_messages import describe as describe_violation
 
-MAX_CURSOR_BYTES = 64 * 1024
+MAX_CURSOR_BYTES = MAX_JSON_BYTES
 """A cursor is a resumption pointer; one approaching this size is being used as a database."""
+_CURSOR_FIX = "keep only where to resume (a watermark, a last id, a page token) and put the data elsewhere"
 
 
 def encode_json(field_name: str, value: Any) -> str:
     """Compact JSON text of ``value`` (what a store keeps), or ``ValueError`` naming the field."""
     try:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{field_name}: {_excerpt(value)}; must be JSON ({error})") from None
+    except (TypeError, ValueError, RecursionError) as error:
+        # RecursionError: nested too deeply for the encoder, which recurses once per level.
+        raise ValueError(f"{field_name}: {_excerpt(value)}; must be JSON ({clip(str(error))})") from None
 
 
 def cursor_size_error(field_name: str, document: str) -> str | None:
@@ -45,25 +48,8 @@ def cursor_size_error(field_name: str, document: str) -> str | None:
 
 
 def _excerpt(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _compile(field_name: str, schema: Any) -> Validator | None:
-    if schema is None:
-        return None
-    if not isinstance(schema, (dict, bool)):
-        raise ValueError(f"{field_name}: {_excerpt(schema)}; a JSON Schema is an object (or true/false)")
-    cls = validator_for(schema)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as error:
-        where = error.json_path if error.path else "$"
-        raise ValueError(
-            f"{field_name}: does not compile as JSON Schema ({cls.__name__}) at {where}: {error.message}; "
-            "fix the schema"
-        ) from None
-    return cls(copy.deepcopy(schema))
+    # Never repr(): it fails on an integer of more than 4300 digits and recurses into nesting.
+    return excerpt(value, limit)
 
 
 def schema_violation(validator: Validator | None, document: Any) -> str | None:
@@ -110,26 +96,30 @@ class FunctionSpec:
         initial: Any = None,
     ) -> FunctionSpec:
         """Validate everything that can be known before the first fire; ``ValueError`` naming the field."""
-        frozen = json.loads(encode_json("input", {} if input is None else input))
-        input_validator = _compile("input_schema", input_schema)
-        output_validator = _compile("output_schema", output_schema)
+        frozen = json.loads(bounded_json("input", {} if input is None else input))
+        input_validator = compile_schema("input_schema", input_schema)
+        output_validator = compile_schema("output_schema", output_schema)
         if (cursor_from is None) != (cursor_into is None):
             given, value = ("cursor_from", cursor_from) if cursor_from is not None else ("cursor_into", cursor_into)
             raise ValueError(
-                f"{given}: {value!r} given alone; a cursor needs "
+                f"{given}: {_excerpt(value)} given alone; a cursor needs "
                 "both cursor_from (where the output holds it) and cursor_into (where the input receives it)"
             )
-        source = None if cursor_from is None else JsonPointer.parse("cursor_from", cursor_from)
-        target = None if cursor_into is None else JsonPointer.parse("cursor_into", cursor_into)
-        if target is not None and (problem := cursor_size_error("initial", encode_json("initial", initial))):
-            raise ValueError(problem)
+        source = None if cursor_from is None else _pointer("cursor_from", cursor_from)
+        target = None if cursor_into is None else _pointer("cursor_into", cursor_into)
+        if target is not None:
+            bounded_json("initial", initial, fix=_CURSOR_FIX)
         spec = cls(frozen, input_validator, output_validator, source, target, initial)
         # The first fire's exact input: the frozen input with `initial` spliced in.
         try:
             first = spec.input_with(initial)
         except LookupError as error:
-            raise ValueError(f"cursor_into: {cursor_into!r} cannot be placed in input: {error}") from None
-        if problem := schema_violation(input_validator, first):
+            raise ValueError(f"cursor_into: {_excerpt(cursor_into)} cannot be placed in input: {error}") from None
+        try:
+            problem = schema_violation(input_validator, first)
+        except Exception as error:  # the schema is user data: any failure to apply it is its refusal
+            raise refusal("input_schema", error, "to the first fire's input") from None
+        if problem:
             shown = "input (with initial spliced at cursor_into)" if target is not None else "input"
             raise ValueError(f"{shown}: {_excerpt(first)}; fails input_schema {problem}; fix the value or the schema")
         return spec
@@ -143,3 +133,14 @@ class FunctionSpec:
         if self.cursor_into is None:
             return copy.deepcopy(self.input)
         return self.cursor_into.splice(self.input, cursor)
+
+
+def _pointer(field: str, text: Any) -> JsonPointer:
+    pointer = JsonPointer.parse(field, text)
+    # The cursor is spliced into the input this deep: a deeper pointer nests deeper than any JSON here may.
+    if len(pointer.tokens) > MAX_JSON_DEPTH:
+        raise ValueError(
+            f"{field}: {_excerpt(text)} has {len(pointer.tokens)} steps; a JSON Pointer here has at most "
+            f"{MAX_JSON_DEPTH}, as JSON nests at most {MAX_JSON_DEPTH} levels"
+        )
+    return pointer

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .excerpt import excerpt
+
 # "~" must be followed by 0 or 1 (RFC 6901 section 3); anything else is malformed.
 _BAD_ESCAPE = re.compile(r"~(?![01])")
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
@@ -28,15 +30,15 @@ class JsonPointer:
     def parse(cls, field: str, text: object) -> JsonPointer:
         """Parse ``text`` or raise ``ValueError`` naming ``field``."""
         if not isinstance(text, str):
-            raise ValueError(f"{field}: {text!r} is not a JSON Pointer; give a string such as '/cursor'")
+            raise ValueError(f"{field}: {excerpt(text)} is not a JSON Pointer; give a string such as '/cursor'")
         if text and not text.startswith("/"):
             raise ValueError(
-                f"{field}: {text!r} is not a JSON Pointer; it must be empty (the whole document) "
+                f"{field}: {excerpt(text)} is not a JSON Pointer; it must be empty (the whole document) "
                 f"or start with '/', e.g. '/{text}'"
             )
         if _BAD_ESCAPE.search(text):
             raise ValueError(
-                f"{field}: {text!r} is not a JSON Pointer; write '~' as '~0' and a '/' inside a name as '~1'"
+                f"{field}: {excerpt(text)} is not a JSON Pointer; write '~' as '~0' and a '/' inside a name as '~1'"
             )
         raw = text.split("/")[1:] if text else []
         return cls(text, tuple(token.replace("~1", "/").replace("~0", "~") for token in raw))

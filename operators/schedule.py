@@ -6,6 +6,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 from . import schedule_checks as check
+from .excerpt import excerpt
 from .schedule_checks import ScheduleError
 
 Driver = Literal["cron", "interval", "after"]
@@ -22,23 +23,25 @@ class Schedule:
     Exactly one driver:
 
     - ``cron`` (five fields) evaluated in ``timezone`` (default UTC);
-    - ``interval_seconds``: every *n* seconds on a grid anchored at the Unix epoch, any positive *n*,
-      unaffected by daylight saving (a ``timezone`` is ignored, as there is no wall-clock field);
+    - ``interval_seconds``: every *n* seconds on a grid anchored at the Unix epoch, 1 <= *n* <= 31,622,400
+      (366 days), unaffected by daylight saving (a ``timezone`` is ignored, as there is no wall-clock field);
     - ``after``: behind other schedules. It fires once every parent has completed a fire it has not
       reacted to yet; completed means every run of that fire reached a terminal state, failed or not.
 
     Declaring no driver or two is refused here, when the DAG file is parsed. Leaving such a
     schedule silently unarmed would let a typo stop a pipeline with nothing failing to show it;
-    refusing puts the mistake in the import errors of the very file that made it.
+    refusing puts the mistake in the import errors of the very file that made it. So is a number
+    out of its range (:data:`~tessera.operators.schedule_checks.BOUNDS`; ``inf`` and ``nan`` never
+    are in range): whatever Airflow later makes of a value, it cannot overflow there.
 
     :param name: how DAGs and ``after`` lists refer to this schedule.
-    :param parent_freshness: hours (``after`` only; 0 or ``None`` = off). A fire whose parents have
-        not all completed a fire within this window still runs; the stale parents are named on the
-        run's note, in the scheduler log and in the ``tessera.schedule.stale_parent`` metric.
-    :param retries: retries of a failed task (task ``retries``).
-    :param retry_delay: seconds between attempts (task ``retry_delay``).
-    :param timeout: seconds per attempt (task ``execution_timeout``): ``retries=3, timeout=3600``
-        can take up to four hours in all.
+    :param parent_freshness: hours, 0 to 8784 (``after`` only; 0 or ``None`` = off). A fire whose
+        parents have not all completed a fire within this window still runs; the stale parents are
+        named on the run's note, in the scheduler log and in the ``tessera.schedule.stale_parent`` metric.
+    :param retries: retries of a failed task (task ``retries``), 0 to 100.
+    :param retry_delay: seconds between attempts (task ``retry_delay``), 0 to 31,622,400 (366 days).
+    :param timeout: seconds per attempt (task ``execution_timeout``), 1 to 31,622,400:
+        ``retries=3, timeout=3600`` can take up to four hours in all.
     :param max_concurrent: runs of any ONE pipeline in flight at once (DAG ``max_active_runs``);
         0 = unlimited. The default 1 stops a pipeline overlapping itself.
     :param max_wave_concurrent: how many DIFFERENT pipelines of one fire run at once; 0 = unbounded.
@@ -79,48 +82,27 @@ class Schedule:
 
         check.name("name", self.name)
         self._check_driver()
-        if self.cron is not None:
-            put("cron", check.cron(self.cron))
         if self.timezone is not None:
             put("timezone", check.timezone(self.timezone))
-        if self.interval_seconds is not None:
-            put(
-                "interval_seconds",
-                check.whole("interval_seconds", self.interval_seconds, minimum=1, example="e.g. 3600 for hourly"),
-            )
+        if self.cron is not None:
+            put("cron", check.cron(self.cron, self.timezone))
+        for field in ("interval_seconds", "parent_freshness", "retries", "retry_delay", "timeout", "priority"):
+            if getattr(self, field) is not None:
+                put(field, check.number(field, getattr(self, field)))
+        for field in ("max_concurrent", "max_wave_concurrent"):
+            put(field, check.number(field, getattr(self, field)))
         if self.after is not None:
             put("after", check.after(self.after))
             if self.name in self.after:
                 raise ScheduleError("after", f"after: {list(self.after)!r} names the schedule itself; remove it")
-        if self.parent_freshness is not None:
-            put("parent_freshness", check.hours("parent_freshness", self.parent_freshness))
-            if self.after is None:
-                raise ScheduleError(
-                    "parent_freshness",
-                    f"parent_freshness: {self.parent_freshness!r} needs an AFTER driver (it checks the "
-                    f"parents' fires); remove it or drive the schedule with after=[...]",
-                )
-        if self.description is not None and not isinstance(self.description, str):
-            raise ScheduleError("description", f"description: {self.description!r} must be a string")
-        if self.retries is not None:
-            put("retries", check.whole("retries", self.retries, minimum=0, example="e.g. 3"))
-        if self.retry_delay is not None:
-            put("retry_delay", _seconds("retry_delay", self.retry_delay, allow_zero=True))
-        if self.timeout is not None:
-            put("timeout", _seconds("timeout", self.timeout, allow_zero=False))
-        put(
-            "max_concurrent",
-            check.whole("max_concurrent", self.max_concurrent, minimum=0, example="0 = unlimited"),
-        )
-        put(
-            "max_wave_concurrent",
-            check.whole("max_wave_concurrent", self.max_wave_concurrent, minimum=0, example="0 = unbounded"),
-        )
-        if self.priority is not None:
-            put(
-                "priority",
-                check.whole("priority", self.priority, minimum=-check.INT32_MAX, example="higher runs first, e.g. 10"),
+        if self.parent_freshness is not None and self.after is None:
+            raise ScheduleError(
+                "parent_freshness",
+                f"parent_freshness: {self.parent_freshness!r} needs an AFTER driver (it checks the "
+                f"parents' fires); remove it or drive the schedule with after=[...]",
             )
+        if self.description is not None and not isinstance(self.description, str):
+            raise ScheduleError("description", f"description: {excerpt(self.description)} must be a string")
         put("catchup", check.flag("catchup", self.catchup))
         put("target_nodes", check.target_nodes(self.target_nodes))
         put("notify", check.emails(self.notify))
@@ -156,12 +138,3 @@ class Schedule:
     def freshness_hours(self) -> float:
         """The parent-freshness window in hours; 0 when the check is off."""
         return float(self.parent_freshness or 0)
-
-
-def _seconds(field_name: str, value: object, *, allow_zero: bool) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise ScheduleError(field_name, f"{field_name}: {value!r} is not a number of seconds; e.g. 300")
-    if value < 0 or (value == 0 and not allow_zero):
-        bound = "zero or more" if allow_zero else "more than zero"
-        raise ScheduleError(field_name, f"{field_name}: {value!r} must be {bound} seconds; e.g. 300")
-    return value

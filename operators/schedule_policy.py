@@ -4,7 +4,7 @@
 declaration              Airflow 3.3
 =======================  =====================================================================
 cron + timezone          ``schedule=Cron(expression, timezone=...)`` (tessera timetable)
-interval_seconds n       ``schedule=Cron("@every <n>s")``: epoch-aligned, any positive n
+interval_seconds n       ``schedule=Cron("@every <n>s")``: epoch-aligned, 1 <= n <= 366 days
 after [a, b, ...]        ``schedule=AssetAll(<asset of a>, <asset of b>, ...)``; the scheduler-side
                          listener emits a schedule's asset event when a fire completes
 retries                  task ``retries`` (``default_args``)
@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from .excerpt import excerpt
 from .schedule import Schedule
 from .schedule_checks import INT32_MAX
 from .schedule_identity import RECORD_KEY, schedule_asset, schedule_tag
@@ -101,14 +102,14 @@ def dag_kwargs(schedule: Schedule, /, **dag_args: Any) -> dict[str, Any]:
     for key in _OWNED_DAG_ARGS:
         if key in dag_args:
             raise ValueError(
-                f"{key}: {dag_args[key]!r} is decided by schedule {schedule.name!r}; remove it from the DAG "
+                f"{key}: {excerpt(dag_args[key])} is decided by schedule {schedule.name!r}; remove it from the DAG "
                 f"or change the schedule"
             )
     defaults = task_defaults(schedule)
     own_defaults = dict(dag_args.pop("default_args", None) or {})
     for key in sorted(set(own_defaults) & set(defaults)):
         raise ValueError(
-            f"default_args[{key!r}]: {own_defaults[key]!r} conflicts with schedule {schedule.name!r} "
+            f"default_args[{key!r}]: {excerpt(own_defaults[key])} conflicts with schedule {schedule.name!r} "
             f"({defaults[key]!r}); remove it from the DAG or change the schedule"
         )
     kwargs = dict(dag_args)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from .excerpt import excerpt
 from .schedule import Schedule
 from .schedule_identity import record_of
 from .schedule_policy import dag_kwargs
@@ -30,7 +31,7 @@ class ScheduleSet(Mapping[str, Schedule]):
         by_name: dict[str, Schedule] = {}
         for schedule in schedules:
             if not isinstance(schedule, Schedule):
-                raise TypeError(f"schedules: {schedule!r} is a {type(schedule).__name__}; give Schedule objects")
+                raise TypeError(f"schedules: {excerpt(schedule)} is a {type(schedule).__name__}; give Schedule objects")
             if schedule.name in by_name:
                 raise ValueError(f"name: {schedule.name!r} is declared twice; give each schedule its own name")
             by_name[schedule.name] = schedule
@@ -41,7 +42,7 @@ class ScheduleSet(Mapping[str, Schedule]):
             return self._by_name[name]
         except KeyError:
             known = ", ".join(sorted(self._by_name)) or "none"
-            raise KeyError(f"schedule: {name!r} is not declared; declared schedules: {known}") from None
+            raise KeyError(f"schedule: {excerpt(name)} is not declared; declared schedules: {known}") from None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_name)
@@ -91,7 +92,15 @@ def load_schedules(path: str | Path) -> ScheduleSet:
 
     :raises ~tessera.operators.schedule_sql.ScheduleSyntaxError: with the line and column of the bad clause.
     """
-    from .schedule_sql import parse_schedules
+    from .schedule_sql import ScheduleSyntaxError, parse_schedules
 
     path = Path(path)
-    return ScheduleSet(parse_schedules(path.read_text(encoding="utf-8"), source=str(path)))
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        # Refused like any other flaw of the file: at the line and column of the first bad byte.
+        before = data[: error.start].decode("utf-8")
+        line, column = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+        raise ScheduleSyntaxError("not UTF-8 text; save the file as UTF-8", line, column, str(path)) from None
+    return ScheduleSet(parse_schedules(text, source=str(path)))

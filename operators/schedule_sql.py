@@ -18,14 +18,19 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .excerpt import clip, excerpt
 from .schedule import Schedule
-from .schedule_checks import ScheduleError
+from .schedule_checks import BOUNDS, ScheduleError
 
+# ASCII only (re.ASCII): \d would also read the digits of other scripts ("٣") as numbers.
 _TOKEN = re.compile(
     r"(?P<space>\s+)|(?P<comment>--[^\n]*)|(?P<string>'(?:[^'\n]|'')*')|(?P<open>')"
-    r"|(?P<number>-?\d+(?:\.\d+)?(?![\w.]))|(?P<badnumber>-?\d[\w.]*)"
-    r"|(?P<word>[A-Za-z_]\w*(?:[.\-]\w+)*)|(?P<punct>[,;()])"
+    r"|(?P<number>-?[0-9]+(?:\.[0-9]+)?(?![\w.]))|(?P<badnumber>-?[0-9][\w.]*)"
+    r"|(?P<word>[A-Za-z_]\w*(?:[.\-]\w+)*)|(?P<punct>[,;()])",
+    re.ASCII,
 )
+_MAX_DIGITS = 20
+"""More digits before the point than any field's range has; such a number is not converted at all."""
 # keyword -> (Schedule field, kind of value)
 _CLAUSES: dict[str, tuple[str, str]] = {
     "CRON": ("cron", "string"),
@@ -61,6 +66,13 @@ class ScheduleSyntaxError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class _TooLong:
+    """A number token with more than ``_MAX_DIGITS`` digits before the point (int() of it may even fail)."""
+
+    digits: int
+
+
+@dataclass(frozen=True, slots=True)
 class _Token:
     kind: str  # string, number, word, punct, end
     text: str
@@ -73,22 +85,29 @@ def _tokens(text: str, fail: Any) -> list[_Token]:
     while offset < len(text):
         match = _TOKEN.match(text, offset)
         if match is None:
-            fail(offset, f"unexpected character {text[offset]!r}")
+            fail(offset, f"unexpected character {text[offset]!r} (U+{ord(text[offset]):04X})")
         kind = match.lastgroup
         raw = match.group()
         if kind == "open":
             fail(offset, "string has no closing quote; end it with ' (write '' for a quote inside it)")
         if kind == "badnumber":
-            fail(offset, f"{raw!r} is not a number; write a plain number such as 300 (units are fixed)")
+            fail(offset, f"{excerpt(raw)} is not a number; write a plain number such as 300 (units are fixed)")
         if kind == "string":
             tokens.append(_Token("string", raw, raw[1:-1].replace("''", "'"), offset))
         elif kind == "number":
-            tokens.append(_Token("number", raw, float(raw) if "." in raw else int(raw), offset))
+            tokens.append(_Token("number", raw, _number(raw), offset))
         elif kind in ("word", "punct"):
             tokens.append(_Token(kind, raw, raw, offset))
         offset = match.end()
     tokens.append(_Token("end", "end of input", None, len(text)))
     return tokens
+
+
+def _number(raw: str) -> int | float | _TooLong:
+    whole = raw.lstrip("-").split(".")[0].lstrip("0")
+    if len(whole) > _MAX_DIGITS:
+        return _TooLong(len(whole))
+    return float(raw) if "." in raw else int(raw)
 
 
 class _Parser:
@@ -123,16 +142,16 @@ class _Parser:
     def statement(self) -> Schedule:
         start = self.take()
         if start.kind != "word" or start.text.upper() != "SCHEDULE":
-            self.fail(start.offset, f"expected SCHEDULE <name>, found {start.text!r}")
+            self.fail(start.offset, f"expected SCHEDULE <name>, found {excerpt(start.text)}")
         name_token = self.take()
         if name_token.kind not in ("word", "string"):
-            self.fail(name_token.offset, f"expected a schedule name after SCHEDULE, found {name_token.text!r}")
+            self.fail(name_token.offset, f"expected a schedule name after SCHEDULE, found {excerpt(name_token.text)}")
         kwargs: dict[str, Any] = {}
         where: dict[str, _Token] = {"name": name_token}
         while not self.is_punct(";"):
             keyword = self.take()
             if keyword.kind == "end":
-                self.fail(start.offset, f"SCHEDULE {name_token.value} has no closing ';'")
+                self.fail(start.offset, f"SCHEDULE {clip(str(name_token.value), 80)} has no closing ';'")
             self.clause(keyword, kwargs, where)
         self.take()
         return self.build(name_token, kwargs, where)
@@ -140,17 +159,23 @@ class _Parser:
     def clause(self, keyword: _Token, kwargs: dict[str, Any], where: dict[str, _Token]) -> None:
         upper = keyword.text.upper() if keyword.kind == "word" else ""
         if upper not in _CLAUSES:
-            hint = difflib.get_close_matches(upper, _CLAUSES, n=1)
+            # No keyword is longer than 19 characters: a long word is no typo of one (and costs difflib time).
+            hint = difflib.get_close_matches(upper, _CLAUSES, n=1) if len(upper) <= 40 else []
             missing = "; is the ';' of the previous statement missing?" if upper == "SCHEDULE" else ""
             suggestion = f"; did you mean {hint[0]}?" if hint and not missing else ""
-            self.fail(keyword.offset, f"unknown clause {keyword.text!r}{suggestion}{missing}")
+            self.fail(keyword.offset, f"unknown clause {excerpt(keyword.text)}{suggestion}{missing}")
         field, kind = _CLAUSES[upper]
         if field in where:
             first = where[field]
             line = self.text.count("\n", 0, first.offset) + 1
             self.fail(keyword.offset, f"{upper} repeats {first.text.upper()} given on line {line}; give it once")
         where[field] = keyword
-        kwargs[field] = self.value(upper, kind)
+        value = self.value(upper, kind)
+        if isinstance(value, _TooLong):  # refused like any out-of-range number: at its clause
+            self.fail(
+                keyword.offset, f"{field}: a number of {value.digits} digits is too large; {BOUNDS[field].rule()}"
+            )
+        kwargs[field] = value
 
     def value(self, keyword: str, kind: str) -> Any:
         if kind == "flag":
@@ -168,7 +193,7 @@ class _Parser:
             if not self.is_punct("("):
                 self.fail(
                     self.peek().offset,
-                    f"TARGET_NODES expects ALL or (node_id, ...), found {self.peek().text!r}",
+                    f"TARGET_NODES expects ALL or (node_id, ...), found {excerpt(self.peek().text)}",
                 )
             self.take()
             items = [self.single(keyword, "node")]
@@ -176,7 +201,9 @@ class _Parser:
                 self.take()
                 items.append(self.single(keyword, "node"))
             if not self.is_punct(")"):
-                self.fail(self.peek().offset, f"TARGET_NODES list expects ',' or ')', found {self.peek().text!r}")
+                self.fail(
+                    self.peek().offset, f"TARGET_NODES list expects ',' or ')', found {excerpt(self.peek().text)}"
+                )
             self.take()
             return items
         return self.single(keyword, kind)
@@ -201,12 +228,15 @@ class _Parser:
             "number": "a number",
             "bool": "true or false",
         }[kind]
-        return self.fail(token.offset, f"{keyword} expects {wanted}, found {token.text!r}")
+        return self.fail(token.offset, f"{keyword} expects {wanted}, found {excerpt(token.text)}")
 
     def build(self, name_token: _Token, kwargs: dict[str, Any], where: dict[str, _Token]) -> Schedule:
         try:
             return Schedule(name_token.value, **kwargs)
-        except ScheduleError as error:
+        except ValueError as error:
+            # Every refusal carries a position: a ScheduleError's at its clause, any other at the name.
+            if not isinstance(error, ScheduleError):
+                return self.fail(name_token.offset, str(error))
             if error.field == "driver":
                 drivers = sorted((where[f] for f in _DRIVER_FIELDS if f in where), key=lambda t: t.offset)
                 token = drivers[1] if len(drivers) > 1 else name_token

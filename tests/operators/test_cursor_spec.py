@@ -105,6 +105,13 @@ def test_splice_then_resolve_round_trips_and_never_mutates_the_input(path: list[
     assert pointer.tokens == tuple(path)
 
 
+def _nested(depth: int, leaf: Any = 1) -> Any:
+    value = leaf
+    for _ in range(depth - (1 if isinstance(leaf, dict | list) else 0)):
+        value = {"not": value} if isinstance(leaf, dict) else [value]
+    return value
+
+
 @pytest.mark.parametrize(
     "kwargs, field",
     [
@@ -140,12 +147,38 @@ def test_splice_then_resolve_round_trips_and_never_mutates_the_input(path: list[
             "input (with initial spliced at cursor_into)",
             id="initial-fails-input-schema",
         ),
+        # Bounds and schemas, refused at build time naming the field: never a raw library error.
+        pytest.param({"input": _nested(33)}, "input", id="input-33-deep"),
+        pytest.param({"input": _nested(100_000)}, "input", id="input-100000-deep-no-recursion-error"),
+        pytest.param({"input": {"n": 10**100_000}}, "input", id="input-100000-digit-number"),
+        pytest.param({"input": {"blob": "x" * MAX_CURSOR_BYTES}}, "input", id="input-over-64KiB"),
+        pytest.param({"input": list(range(10**6))}, "input", id="input-a-million-items"),
+        pytest.param({"cursor_from": "/c", "cursor_into": "/c", "initial": _nested(40)}, "initial", id="initial-deep"),
+        pytest.param({"cursor_from": "/c", "cursor_into": "/a" * 33}, "cursor_into", id="pointer-33-steps"),
+        pytest.param({"input_schema": {"$ref": "#/definitions/missing"}}, "input_schema", id="input-ref-to-nothing"),
+        pytest.param({"output_schema": {"$ref": "#/definitions/missing"}}, "output_schema", id="output-ref-nothing"),
+        pytest.param({"output_schema": {"$ref": "https://example.com/s.json"}}, "output_schema", id="remote-ref"),
+        pytest.param({"output_schema": {"allOf": [{"$ref": "#"}]}}, "output_schema", id="ref-loop"),
+        pytest.param({"input_schema": {"$schema": "urn:nope"}}, "input_schema", id="unknown-dialect"),
+        pytest.param({"input_schema": _nested(33, {})}, "input_schema", id="schema-33-deep"),
+        pytest.param({"input_schema": {"maximum": 10**100_000}}, "input_schema", id="schema-huge-number"),
     ],
 )
 def test_bad_spec_is_refused_at_parse_time_naming_the_field(kwargs: dict[str, Any], field: str) -> None:
     with pytest.raises(ValueError) as error:
         FunctionSpec.build(**kwargs)
     assert str(error.value).startswith(f"{field}:"), str(error.value)
+
+
+def test_json_at_its_bounds_is_accepted() -> None:
+    spec = FunctionSpec.build(
+        input={"deep": _nested(31), "blob": "x" * (MAX_CURSOR_BYTES - 200)},
+        input_schema={"$defs": {"n": {"type": "object"}}, "properties": {"c": {"$ref": "#/$defs/n"}}},
+        cursor_from="/c",
+        cursor_into="/c",
+        initial=_nested(31, {}),
+    )
+    assert spec.input_with({})["deep"] == _nested(31)
 
 
 def _spec(**kwargs: Any) -> FunctionSpec:

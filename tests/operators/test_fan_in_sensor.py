@@ -34,7 +34,7 @@ for name in ("t5_p", "t5_q"):
         EmptyOperator(task_id="work")
 
 with DAG("t5_report", schedule=None, start_date=None):
-    AfterSensor(task_id="wait", parents=["t5_p", "t5_q"], poll_interval=0.3) >> EmptyOperator(task_id="report")
+    AfterSensor(task_id="wait", parents=["t5_p", "t5_q"], poll_interval=1) >> EmptyOperator(task_id="report")
 
 with DAG("t5_gated", schedule=None, start_date=None):
     WaveGate(schedule="t5_p", poll_interval=0.3) >> EmptyOperator(task_id="work")
@@ -161,3 +161,31 @@ def test_the_wave_gate_holds_its_run_until_the_wave_opens(deployment: Deployment
     worker.join()
     assert deferred == [True], "the gate of wave 1 waited in the triggerer while wave 0 was open"
     assert tasks["tessera_wave_gate"]["state"] == "success" and tasks["work"]["state"] == "success"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        pytest.param({"poll_interval": 0.3}, "poll_interval: 0.3; give a number of seconds from 1 to 3600", id="fast"),
+        pytest.param({"poll_interval": 3601}, "poll_interval: 3601", id="slow"),
+        pytest.param({"poll_interval": float("nan")}, "poll_interval: nan", id="nan"),
+        pytest.param({"poll_interval": 10**5000}, "poll_interval: <integer of about 5000 digits>", id="huge"),
+        pytest.param({"wait_timeout": datetime.timedelta(days=367)}, "wait_timeout: datetime.timedelta", id="long"),
+        pytest.param({"wait_timeout": datetime.timedelta(0)}, "more than zero", id="zero-wait"),
+        pytest.param({"wait_timeout": 60}, "wait_timeout: 60; give a datetime.timedelta", id="seconds-number"),
+    ],
+)
+def test_sensor_arguments_out_of_bounds_are_refused_naming_the_field(kwargs: dict, fragment: str) -> None:
+    from tessera.operators.after_sensor import AfterSensor
+
+    with pytest.raises(ValueError) as caught:
+        AfterSensor(task_id="wait", parents=["p"], **kwargs)
+    assert fragment in str(caught.value)
+
+
+def test_sensor_arguments_at_their_bounds_are_accepted() -> None:
+    from tessera.operators.after_sensor import AfterSensor
+
+    sensor = AfterSensor(task_id="wait", parents=["p"], poll_interval=3600, wait_timeout=datetime.timedelta(days=366))
+    assert (sensor.poll_interval, sensor.wait_timeout) == (3600.0, datetime.timedelta(days=366))
+    assert AfterSensor(task_id="w2", parents=["p"], poll_interval=1).poll_interval == 1.0

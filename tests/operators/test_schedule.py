@@ -74,6 +74,28 @@ def _pipeline(schedule: Schedule, **dag_args: object) -> DAG:
         pytest.param({"interval_seconds": 5, "webhook": ["ftp://x/y"]}, "webhook", ["http(s)"], id="url-scheme"),
         pytest.param({"interval_seconds": 5, "target_nodes": []}, "target_nodes", ["no node"], id="nodes-empty"),
         pytest.param({"interval_seconds": 5, "target_nodes": ["a b"]}, "target_nodes", ["'a b'"], id="node-id"),
+        # Bounds: each refused here, never an OverflowError later in dag_kwargs or Airflow.
+        pytest.param({"interval_seconds": 31_622_401}, "interval_seconds", ["31622400", "366 days"], id="interval-max"),
+        pytest.param({"cron": "0 6 * * *", "timeout": float("inf")}, "timeout", ["inf", "finite"], id="timeout-inf"),
+        pytest.param({"cron": "0 6 * * *", "timeout": 10**20}, "timeout", ["too large", "31622400"], id="timeout-huge"),
+        pytest.param({"cron": "0 6 * * *", "timeout": 0.5}, "timeout", ["0.5", "from 1"], id="timeout-below-1s"),
+        pytest.param({"cron": "0 6 * * *", "retry_delay": 10**20}, "retry_delay", ["too large"], id="delay-huge"),
+        pytest.param({"cron": "0 6 * * *", "retry_delay": float("nan")}, "retry_delay", ["nan"], id="delay-nan"),
+        pytest.param({"cron": "0 6 * * *", "retries": 101}, "retries", ["101", "0 to 100"], id="retries-101"),
+        pytest.param({"after": ["a"], "parent_freshness": float("inf")}, "parent_freshness", ["inf"], id="fresh-inf"),
+        pytest.param({"after": ["a"], "parent_freshness": 8785}, "parent_freshness", ["8784"], id="fresh-8785"),
+        pytest.param({"cron": "0 6 * * *", "priority": -(2**31)}, "priority", ["too small"], id="priority-min"),
+        pytest.param(
+            {"cron": "0 6 * * *", "retries": 10**5000}, "retries", ["<integer of about 5000 digits>"], id="no-repr"
+        ),
+        pytest.param({"cron": "0 6 * * *", "timezone": "America"}, "timezone", ["'America'"], id="tz-directory"),
+        pytest.param({"cron": "0 6 * * *", "timezone": "localtime"}, "timezone", ["localtime"], id="tz-localtime"),
+        pytest.param(
+            {"interval_seconds": 5, "target_nodes": [f"n{i:03}" for i in range(70)]},
+            "target_nodes",
+            ["queue name of 349 characters"],
+            id="queue-too-long",
+        ),
     ],
 )
 def test_a_bad_declaration_is_refused_naming_the_field(kwargs: dict, field: str, words: list[str]) -> None:
@@ -90,6 +112,20 @@ def test_a_bad_declaration_is_refused_naming_the_field(kwargs: dict, field: str,
 def test_a_bad_name_is_refused(name: str) -> None:
     with pytest.raises(ScheduleError, match="^name: "):
         Schedule(name, interval_seconds=5)
+
+
+def test_every_bound_itself_is_accepted_and_reaches_airflow() -> None:
+    longest = 366 * 24 * 3600
+    dag = _pipeline(
+        Schedule("edge", interval_seconds=longest, retries=100, retry_delay=longest, timeout=longest, priority=10)
+    )
+    task = dag.get_task("work")
+    assert (task.retries, task.retry_delay, task.execution_timeout) == (
+        100,
+        datetime.timedelta(days=366),
+        datetime.timedelta(days=366),
+    )
+    assert Schedule("fresh", after=["edge"], parent_freshness=8784).freshness_hours == 8784.0
 
 
 def test_lists_become_tuples_and_the_driver_is_named() -> None:

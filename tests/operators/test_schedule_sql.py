@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tessera.operators.schedule import Schedule
+from tessera.operators.schedule_set import load_schedules
 from tessera.operators.schedule_sql import ScheduleSyntaxError, parse_schedule, parse_schedules
 
 # The statements of the specification's Examples section, each with what it must declare.
@@ -156,6 +157,17 @@ MALFORMED = [
     ),
     pytest.param("SCHEDULE 'bad name' INTERVAL_SECONDS 5;", 1, 10, ["not a schedule name"], id="bad-name"),
     pytest.param("SCHEDULE ;", 1, 10, ["schedule name"], id="no-name"),
+    pytest.param(
+        "SCHEDULE a CRON '0 6 * * *'\n  TIMEOUT 99999999999999999999;", 2, 3, ["too large"], id="timeout-huge"
+    ),
+    pytest.param(
+        "SCHEDULE a INTERVAL_SECONDS " + "9" * 100_000 + ";", 1, 12, ["100000 digits", "366 days"], id="100000-digits"
+    ),
+    pytest.param("SCHEDULE a INTERVAL_SECONDS \u0663;", 1, 29, ["unexpected character", "U+0663"], id="arabic-digit"),
+    pytest.param("SCHEDULE a INTERVAL_SECONDS 5 RETRIES \uff11;", 1, 39, ["U+FF11"], id="fullwidth-digit"),
+    pytest.param("SCHEDULE a INTERVAL_SECONDS 5 RETRIES 101;", 1, 31, ["0 to 100"], id="retries-101"),
+    pytest.param("SCHEDULE a AFTER b PARENT_FRESHNESS 8784.5;", 1, 20, ["8784"], id="freshness-over"),
+    pytest.param("SCHEDULE a CRON '0 6 * * *' TIMEZONE 'localtime';", 1, 29, ["localtime"], id="tz-localtime"),
     pytest.param("CREATE SCHEDULE a INTERVAL_SECONDS 5;", 1, 1, ["expected SCHEDULE"], id="not-schedule"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 # x;", 1, 31, ["unexpected character"], id="stray-char"),
     pytest.param(
@@ -230,3 +242,12 @@ def test_clause_order_case_spacing_and_comments_do_not_matter(clauses, order, se
     for i, clause in enumerate(shuffled):
         text += separators[i % len(separators)] + _vary_case(clause, flips)
     assert parse_schedule(text + separators[0] + ";") == canonical
+
+
+def test_a_file_that_is_not_utf8_is_refused_at_the_first_bad_byte(tmp_path) -> None:
+    path = tmp_path / "schedules.sql"
+    path.write_bytes(b"SCHEDULE a\n  CRON '0 6 * * *' DESCRIPTION 'caf\xe9';")
+    with pytest.raises(ScheduleSyntaxError) as caught:
+        load_schedules(path)
+    assert (caught.value.line, caught.value.column) == (2, 36)
+    assert str(caught.value) == f"{path}: line 2, column 36: not UTF-8 text; save the file as UTF-8"

@@ -77,7 +77,9 @@ def scheduler_runs(timetable, *, start, end, catchup, now, wanted):
     return [(i.run_after, i.data_interval.start, i.data_interval.end) for i in created if i.run_after > now]
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     timetable=timetables(),
     now_offset=st.integers(0, 400 * 24 * 3600),
