@@ -42,10 +42,10 @@ BENCH_DAG = textwrap.dedent(
     import json, os, time
 
     from airflow.sdk import DAG, task
-    from tessera.operators.cursor_fire import CursorFire
-    from tessera.operators.cursor_store import StoreLocation, VariableStore
-    from tessera.operators.fire_record import RECORD_KEY
-    from tessera.operators.function_spec import FunctionSpec
+    from tessera.operators.functions.fire import CursorFire
+    from tessera.operators.functions.store import StoreLocation, VariableStore
+    from tessera.operators.functions.record import RECORD_KEY
+    from tessera.operators.functions.spec import FunctionSpec
 
     CURSORS = {
         "watermark cursor (~40 B)": {"since": "2026-03-08T06:00:00.000000Z"},

@@ -242,8 +242,8 @@ def _evenness_rows() -> list[dict[str, object]]:
 FAN_IN_DAGS = """
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
-from tessera.operators.schedule import Schedule
-from tessera.operators.schedule_set import ScheduleSet
+from tessera.operators.schedules.schedule import Schedule
+from tessera.operators.schedules.schedule_set import ScheduleSet
 
 S = ScheduleSet([
     Schedule("lat_a", interval_seconds=20),

@@ -25,7 +25,7 @@ from typing import Any
 
 from airflow.sdk import DAG, Param
 
-from tessera.operators.cursor_function import cursor_function
+from tessera.operators.functions.operator import cursor_function
 from tessera.timetables import Cron
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, at TEXT NOT NULL, region TEXT, amount)"

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from airflow.sdk import DAG
 
-from tessera.operators.cursor_function import CursorFunctionOperator
-from tessera.operators.http_function import HttpFunction
+from tessera.operators.functions.http import HttpFunction
+from tessera.operators.functions.operator import CursorFunctionOperator
 from tessera.timetables import Cron
 
 with DAG(

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, task
 
-from tessera.operators.schedule import Schedule
-from tessera.operators.schedule_set import ScheduleSet
+from tessera.operators.schedules.schedule import Schedule
+from tessera.operators.schedules.schedule_set import ScheduleSet
 
 SCHEDULES = ScheduleSet(
     [

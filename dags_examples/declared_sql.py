@@ -15,7 +15,7 @@ from pathlib import Path
 
 from airflow.sdk import DAG, task
 
-from tessera.operators.schedule_set import load_schedules
+from tessera.operators.schedules.schedule_set import load_schedules
 
 SCHEDULES = load_schedules(Path(__file__).with_name("schedules.sql"))
 

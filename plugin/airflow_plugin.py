@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 
-from tessera.operators.dispatch import admission_listener
+from tessera.operators.functions.admission import admission_listener
 from tessera.plugin import listeners as tessera_listeners
 from tessera.plugin import macros
-from tessera.plugin.api_mount import FASTAPI_APP, SCHEDULES_VIEW
+from tessera.plugin.api.mount import FASTAPI_APP, SCHEDULES_VIEW
 from tessera.timetables import Calendar, Cron, Every
 
 

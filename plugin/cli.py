@@ -55,8 +55,8 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
 
     from tessera.timetables.base import TesseraTimetable
 
-    from .api_adapters import declared_schedule_check
-    from .api_schedules import upcoming
+    from .api.adapters import declared_schedule_check
+    from .api.schedules import upcoming
 
     # Airflow logs to stdout while it loads the files; keep stdout for the plan itself.
     with contextlib.redirect_stdout(sys.stderr):

@@ -48,16 +48,16 @@ def _run(step: Callable[[DagRun, Session], Any], dag_run: DagRun) -> None:
 
 @hookimpl
 def on_dag_run_running(dag_run: DagRun, msg: str) -> None:
-    from tessera.operators.fan_in_release import run_started
-    from tessera.operators.schedule_waves import wave_started
+    from tessera.operators.fan_in.release import run_started
+    from tessera.operators.schedules.waves import wave_started
 
     _run(run_started, dag_run)
     _run(wave_started, dag_run)
 
 
 def _finished(dag_run: DagRun) -> None:
-    from tessera.operators.fan_in_release import run_finished
-    from tessera.operators.schedule_waves import wave_finished
+    from tessera.operators.fan_in.release import run_finished
+    from tessera.operators.schedules.waves import wave_finished
 
     _run(run_finished, dag_run)
     _run(wave_finished, dag_run)

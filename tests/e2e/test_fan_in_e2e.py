@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tessera.operators.schedule_identity import asset_uri
+from tessera.operators.schedules.identity import asset_uri
 
 from .harness import AirflowHome, _utc
 
@@ -42,8 +42,8 @@ import datetime
 
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, BaseOperator
-from tessera.operators.schedule import Schedule
-from tessera.operators.schedule_set import ScheduleSet
+from tessera.operators.schedules.schedule import Schedule
+from tessera.operators.schedules.schedule_set import ScheduleSet
 
 S = ScheduleSet([
     Schedule("e2e_fast", interval_seconds=5),

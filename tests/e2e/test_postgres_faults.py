@@ -10,7 +10,7 @@ store, an Airflow Variable. Two faults are injected from outside:
   nobody ever reports the fire's end.
 
 Each fire's outcome is read the way the status page reads it
-(:func:`tessera.operators.fire_history.load_history`, in the deployment's own
+(:func:`tessera.operators.functions.history.load_history`, in the deployment's own
 environment), and each call's input from the log the function keeps. The fan-in
 DAGs of ``test_fan_in_e2e.py`` run in the same deployment, one parent failing every
 fire; their check is reused as is.
@@ -39,7 +39,7 @@ from airflow.configuration import conf
 from airflow.models.variable import Variable
 from airflow.utils.session import create_session
 from sqlalchemy import select
-from tessera.operators.fire_history import FIRE, load_history
+from tessera.operators.functions.history import FIRE, load_history
 
 stale = utcnow() - datetime.timedelta(seconds=conf.getint("scheduler", "task_instance_heartbeat_timeout"))
 with create_session() as session:

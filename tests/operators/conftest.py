@@ -31,7 +31,7 @@ import json, os, time
 from pathlib import Path
 
 from airflow.sdk import DAG
-from tessera.operators.cursor_function import CursorFunctionOperator
+from tessera.operators.functions.operator import CursorFunctionOperator
 from tessera.timetables import Cron, Every
 
 HERE = Path(__file__).parent
@@ -183,7 +183,7 @@ def fire_record(dag_id: str, run_id: str, task_id: str = "fn") -> dict[str, Any]
     from airflow.utils.session import create_session
     from sqlalchemy import select
 
-    from tessera.operators.fire_record import RECORD_KEY
+    from tessera.operators.functions.record import RECORD_KEY
 
     with create_session() as session:
         row = session.scalar(

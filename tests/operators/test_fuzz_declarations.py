@@ -21,14 +21,14 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tessera.operators.cursor_function import CursorFunctionOperator
-from tessera.operators.cursor_store import VariableStore
-from tessera.operators.function_spec import FunctionSpec
-from tessera.operators.schedule import Schedule
-from tessera.operators.schedule_checks import ScheduleError
-from tessera.operators.schedule_policy import dag_kwargs
-from tessera.operators.schedule_set import ScheduleSet
-from tessera.operators.schedule_sql import _CLAUSES, ScheduleSyntaxError, parse_schedules
+from tessera.operators.functions.operator import CursorFunctionOperator
+from tessera.operators.functions.spec import FunctionSpec
+from tessera.operators.functions.store import VariableStore
+from tessera.operators.schedules.checks import ScheduleError
+from tessera.operators.schedules.policy import dag_kwargs
+from tessera.operators.schedules.schedule import Schedule
+from tessera.operators.schedules.schedule_set import ScheduleSet
+from tessera.operators.schedules.statement import _CLAUSES, ScheduleSyntaxError, parse_schedules
 
 from .fuzz_values import ANY_JSON, EDGE_INTS, JSON, JUNK, NUMBERS, POINTERS, SCHEMAS, mostly, real
 

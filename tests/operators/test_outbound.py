@@ -18,13 +18,14 @@ from typing import Any
 import pytest
 from airflow.sdk import DAG, Connection
 
-from tessera.operators import outbound, schedule_notify
-from tessera.operators.cursor_fire import FireFailed
-from tessera.operators.http_function import HttpFunction
-from tessera.operators.schedule import Schedule
-from tessera.operators.schedule_checks import ScheduleError
-from tessera.operators.schedule_notify import WebhookNotifier
-from tessera.operators.schedule_sql import ScheduleSyntaxError, parse_schedules
+from tessera.operators import outbound
+from tessera.operators.functions.fire import FireFailed
+from tessera.operators.functions.http import HttpFunction
+from tessera.operators.schedules import notify as schedule_notify
+from tessera.operators.schedules.checks import ScheduleError
+from tessera.operators.schedules.notify import WebhookNotifier
+from tessera.operators.schedules.schedule import Schedule
+from tessera.operators.schedules.statement import ScheduleSyntaxError, parse_schedules
 
 ALLOW = "AIRFLOW__TESSERA__ALLOW_PRIVATE_OUTBOUND"
 METADATA = "http://169.254.169.254/latest/meta-data/iam/security-credentials/"

@@ -43,8 +43,8 @@ with DAG(dag_id="cli_invalid", schedule=Every("7m"), start_date=None):
 """
 ORPHAN = """
 from airflow.sdk import DAG
-from tessera.operators.schedule import Schedule
-from tessera.operators.schedule_set import ScheduleSet
+from tessera.operators.schedules.schedule import Schedule
+from tessera.operators.schedules.schedule_set import ScheduleSet
 
 SCHEDULES = ScheduleSet([Schedule("child", after=["renamed_parent"])])
 with DAG(dag_id="cli_orphan", start_date=None, **SCHEDULES.dag_kwargs("child")):

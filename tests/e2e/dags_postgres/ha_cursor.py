@@ -15,7 +15,7 @@ from pathlib import Path
 
 from airflow.sdk import DAG, get_current_context
 
-from tessera.operators.cursor_function import CursorFunctionOperator
+from tessera.operators.functions.operator import CursorFunctionOperator
 from tessera.timetables import Every, Fixed
 
 CONTROL = Path(__file__).resolve().parent.parent / "cursor-control"

@@ -1,0 +1,114 @@
+"""``AfterSensor``: inside a run of a DAG with its own schedule, wait for the parents' next completed fires.
+
+For a DAG that keeps its clock but must not proceed until each parent schedule
+has completed a fire it has not reacted to yet. Completed means every run of
+that fire finished, failed or not, as for an AFTER schedule. The task defers to
+:class:`~tessera.operators.fan_in.trigger.AfterTrigger`, so the wait holds no
+worker slot; what it has reacted to is remembered per task in each parent
+schedule's asset state store, so the next run waits for newer fires.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from typing import Any
+
+from airflow.sdk import BaseOperator
+
+from tessera.operators.excerpt import excerpt
+from tessera.operators.schedules.checks import name as check_name
+from tessera.operators.schedules.identity import asset_uri, schedule_asset
+
+from .trigger import FIRES_KEY, AfterTrigger, fire_count, released
+
+MAX_POLL_SECONDS = 3600
+"""An hour: a slower poll would release a waiting run long after its parents completed."""
+MAX_WAIT = datetime.timedelta(days=366)
+
+
+class AfterSensor(BaseOperator):
+    """Wait, deferred, until every parent schedule completed a fire this task has not reacted to.
+
+    The first run of the task waits for each parent's next fire. The XCom it returns maps
+    each parent to the completed fire that released it (``count``, ``last_fire``,
+    ``completed_at``, ``runs``).
+
+    :param parents: the parent schedules' names.
+    :param poll_interval: seconds between the trigger's checks, 1 to 3600.
+    :param wait_timeout: give up (the task fails) after this long, at most 366 days; ``None`` waits
+        indefinitely.
+    """
+
+    def __init__(
+        self,
+        *,
+        parents: Sequence[str],
+        poll_interval: float = 10.0,
+        wait_timeout: datetime.timedelta | None = None,
+        **kwargs: Any,
+    ) -> None:
+        names = [parents] if isinstance(parents, str) else list(parents)
+        if not names:
+            raise ValueError("parents: []; name at least one parent schedule, e.g. parents=['apc_daily']")
+        self.parents = [check_name("parents", name) for name in names]
+        check_poll_interval(poll_interval)
+        check_wait_timeout(wait_timeout)
+        # The parents' assets as inlets: Airflow registers them, which is what lets this task
+        # (and its trigger) read their state stores.
+        kwargs["inlets"] = [*kwargs.get("inlets", ()), *(schedule_asset(p) for p in self.parents)]
+        super().__init__(**kwargs)
+        self.poll_interval = float(poll_interval)
+        self.wait_timeout = wait_timeout
+
+    def _seen_key(self) -> str:
+        return f"seen:{self.dag_id}.{self.task_id}"
+
+    def execute(self, context: Any) -> dict[str, Any] | None:
+        from airflow.sdk.execution_time.context import AssetStateStoreAccessor
+
+        states, seen = {}, {}
+        for parent in self.parents:
+            store = AssetStateStoreAccessor(uri=asset_uri(parent))
+            states[parent] = store.get(FIRES_KEY, default=None)
+            stored_seen = store.get(self._seen_key(), default=None)
+            # Never seen: react to the parent's NEXT fire, not to its whole history.
+            seen[parent] = fire_count(states[parent]) if stored_seen is None else int(stored_seen)
+        if released(seen, states):
+            return self._release(states)
+        self.log.info("Waiting for parent fires beyond %s", seen)
+        self.defer(
+            trigger=AfterTrigger(seen=seen, poll_interval=self.poll_interval),
+            method_name="execute_complete",
+            timeout=self.wait_timeout,
+        )
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict[str, Any]:
+        return self._release(event["fires"])
+
+    def _release(self, states: dict[str, Any]) -> dict[str, Any]:
+        from airflow.sdk.execution_time.context import AssetStateStoreAccessor
+
+        for parent in self.parents:
+            AssetStateStoreAccessor(uri=asset_uri(parent)).set(self._seen_key(), fire_count(states[parent]))
+        self.log.info("Released by parent fires: %s", states)
+        return states
+
+
+def check_poll_interval(value: object) -> None:
+    """Seconds between polls: at least 1 (each poll is a request per parent), at most an hour."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= MAX_POLL_SECONDS:
+        raise ValueError(
+            f"poll_interval: {excerpt(value)}; give a number of seconds from 1 to {MAX_POLL_SECONDS}, e.g. 10"
+        )
+
+
+def check_wait_timeout(value: object) -> None:
+    """``None``, or a positive ``timedelta`` of at most 366 days."""
+    if value is None:
+        return
+    if not isinstance(value, datetime.timedelta) or not datetime.timedelta(0) < value <= MAX_WAIT:
+        raise ValueError(
+            f"wait_timeout: {excerpt(value)}; give a datetime.timedelta of more than zero and at most 366 days, "
+            f"e.g. timedelta(hours=6), or None to wait indefinitely"
+        )

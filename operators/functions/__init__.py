@@ -1,0 +1,1 @@
+"""Cursor-carrying functions: spec, fire, store, admission, status, HTTP function, metrics."""

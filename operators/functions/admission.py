@@ -1,0 +1,209 @@
+"""Admission: whether a tick of a cursor-carrying function may fire, decided in the scheduler.
+
+The decision is taken once per run, when the scheduler moves it from queued to
+running (the ``on_dag_run_running`` listener), in the scheduler's own transaction,
+before any of its task instances can be queued. A declined cursor task instance
+is set to ``skipped`` (so downstream tasks skip too and the run is not a failure)
+and gets a :class:`~tessera.operators.functions.record.FireRecord` with the reason:
+
+* ``MissedDeadline``: a scheduled tick older than its timetable's
+  ``starting_deadline`` when the scheduler got to it;
+* ``ConcurrencyForbidden``: the task's policy is Forbid and another run of the
+  same task is still in flight (a run-now obeys this too);
+* ``DispatchCapReached``: a scheduled tick while the deployment already has
+  ``[tessera] max_concurrent_dispatches`` cursor fires in flight. A run-now (or a
+  backfill, or a cleared run) is never dropped for the cap: it waits for a slot of
+  the :data:`DISPATCH_POOL` pool, which has exactly that many slots.
+
+Why here and not in the worker: a worker only sees its own DAG through the
+Execution API, and by the time it starts the pool has already made it wait. The
+pool stays the hard bound; the admission only decides skip-versus-wait. Two
+schedulers admitting at the same instant may both admit; the pool and, under
+Forbid, ``max_active_tis_per_dag=1`` then make the extra fire wait, never overlap.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from typing import TYPE_CHECKING, Any
+
+from airflow._shared.timezones.timezone import utcnow
+from airflow.listeners import hookimpl
+from airflow.models.dagrun import DagRun
+from airflow.models.pool import Pool
+from airflow.models.taskinstance import TaskInstance
+from airflow.models.xcom import XComModel
+from airflow.utils.state import DagRunState, TaskInstanceState
+from airflow.utils.types import DagRunType
+from sqlalchemy import or_, select
+from sqlalchemy.orm import object_session
+
+from . import metrics
+from .policy import (
+    CAP_OPTION,
+    CONFIG_SECTION,
+    CURSOR_TASK_TYPE,
+    DISPATCH_POOL,
+    dispatch_cap,
+    is_dry_run,
+)
+from .record import RECORD_KEY, FireRecord, Phase, SkipReason, iso
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+log = logging.getLogger(__name__)
+
+# A fire is in flight from admission until its task instance finishes; None means
+# "admitted, not scheduled yet" (the task may be waiting for upstream tasks).
+_UNFINISHED = [
+    TaskInstanceState.SCHEDULED,
+    TaskInstanceState.QUEUED,
+    TaskInstanceState.RUNNING,
+    TaskInstanceState.RESTARTING,
+    TaskInstanceState.UP_FOR_RETRY,
+    TaskInstanceState.UP_FOR_RESCHEDULE,
+    TaskInstanceState.DEFERRED,
+    TaskInstanceState.AWAITING_INPUT,
+]
+
+
+def ensure_dispatch_pool(session: Session) -> Pool:
+    """Create the dispatch pool, or resize it, so its slots equal the configured cap."""
+    cap = dispatch_cap()
+    pool = Pool.get_pool(DISPATCH_POOL, session=session)
+    if pool is None or pool.slots != cap:
+        log.info("sizing pool %s to [%s] %s = %d", DISPATCH_POOL, CONFIG_SECTION, CAP_OPTION, cap)
+        pool = Pool.create_or_update_pool(
+            DISPATCH_POOL,
+            slots=cap,
+            description=f"tessera: cursor fires in flight (airflow.cfg [{CONFIG_SECTION}] {CAP_OPTION})",
+            include_deferred=True,
+            session=session,
+        )
+    return pool
+
+
+def _in_flight(session: Session, dag_run: DagRun, *conditions: Any) -> list[tuple[str, Any]]:
+    """(run_id, conf) of other running runs with an unfinished task instance matching ``conditions``."""
+    rows = session.execute(
+        select(DagRun.run_id, DagRun.conf)
+        .join(TaskInstance, (TaskInstance.dag_id == DagRun.dag_id) & (TaskInstance.run_id == DagRun.run_id))
+        .where(
+            DagRun.state == DagRunState.RUNNING,
+            DagRun.id != dag_run.id,
+            or_(TaskInstance.state.in_(_UNFINISHED), TaskInstance.state.is_(None)),
+            *conditions,
+        )
+    )
+    return [(run_id, conf) for run_id, conf in rows if not is_dry_run(conf)]
+
+
+def _is_tick(dag_run: DagRun) -> bool:
+    # A cleared scheduled run is a person asking again: like a run-now, it waits.
+    return dag_run.run_type == DagRunType.SCHEDULED and not dag_run.clear_number
+
+
+def _deadline(dag: Any) -> datetime.timedelta | None:
+    # Only tessera timetables have a starting deadline.
+    return getattr(dag.timetable, "starting_deadline", None)
+
+
+def _reason(
+    dag: Any, dag_run: DagRun, task: Any, session: Session, now: datetime.datetime, cap: int | None
+) -> SkipReason | None:
+    tick = _is_tick(dag_run)
+    deadline = _deadline(dag)
+    if tick and deadline is not None and now - dag_run.run_after > deadline:
+        return SkipReason.MISSED_DEADLINE
+    if task.max_active_tis_per_dag == 1 and _in_flight(
+        session,
+        dag_run,
+        DagRun.dag_id == dag_run.dag_id,
+        TaskInstance.task_id == task.task_id,
+    ):
+        return SkipReason.CONCURRENCY_FORBIDDEN
+    if tick and cap is not None and task.pool == DISPATCH_POOL:
+        if len(_in_flight(session, dag_run, TaskInstance.pool == DISPATCH_POOL)) >= cap:
+            return SkipReason.DISPATCH_CAP_REACHED
+    return None
+
+
+def admit(dag_run: DagRun, session: Session, *, now: datetime.datetime | None = None) -> dict[str, SkipReason]:
+    """Decline the run's cursor tasks that may not fire; returns ``{task_id: reason}`` for those declined."""
+    dag = dag_run.dag if getattr(dag_run, "dag", None) is not None else None
+    if dag is None:
+        from airflow.models.dagbag import DBDagBag
+
+        dag = DBDagBag().get_dag_for_run(dag_run, session=session)
+    if dag is None or is_dry_run(dag_run.conf):
+        return {}
+    cursor_tasks = {task.task_id: task for task in dag.tasks if task.task_type == CURSOR_TASK_TYPE}
+    if not cursor_tasks:
+        return {}
+    now = now or utcnow()
+    pooled = any(task.pool == DISPATCH_POOL for task in cursor_tasks.values())
+    cap = dispatch_cap() if pooled else None
+    pending = session.scalars(
+        select(TaskInstance).where(
+            TaskInstance.dag_id == dag_run.dag_id,
+            TaskInstance.run_id == dag_run.run_id,
+            TaskInstance.task_id.in_(cursor_tasks),
+            TaskInstance.state.is_(None),
+        )
+    ).all()
+    # Decide everything first, write last: the scheduler's transaction allows no savepoint
+    # (its commit guard refuses even a savepoint's release), so a failure must leave nothing half-written.
+    decisions = [(ti, _reason(dag, dag_run, cursor_tasks[ti.task_id], session, now, cap)) for ti in pending]
+    if pooled:
+        ensure_dispatch_pool(session)
+    declined: dict[str, SkipReason] = {}
+    for ti, reason in decisions:
+        if reason is None:
+            continue
+        ti.state = TaskInstanceState.SKIPPED
+        ti.start_date = ti.end_date = now
+        ti.duration = 0
+        record = FireRecord(Phase.SKIPPED, iso(now), reason=reason.value, message=_message(reason))
+        XComModel.set(
+            RECORD_KEY,
+            record.to_json(),
+            dag_id=ti.dag_id,
+            task_id=ti.task_id,
+            run_id=ti.run_id,
+            map_index=ti.map_index,
+            serialize=False,  # stored as plain JSON, exactly as the worker's XCom push stores it
+            session=session,
+        )
+        declined[ti.task_id] = reason
+        metrics.tick_skipped(ti.dag_id, ti.task_id, reason.value, in_task=False)
+        log.info("tessera: %s.%s run %s skipped: %s", ti.dag_id, ti.task_id, ti.run_id, reason.value)
+    return declined
+
+
+def _message(reason: SkipReason) -> str:
+    return {
+        SkipReason.MISSED_DEADLINE: "the tick was older than the timetable's starting_deadline",
+        SkipReason.CONCURRENCY_FORBIDDEN: "an earlier fire was still in flight and the policy is Forbid",
+        SkipReason.DISPATCH_CAP_REACHED: f"[{CONFIG_SECTION}] {CAP_OPTION} fires were already in flight",
+    }.get(reason, reason.value)
+
+
+class AdmissionListener:
+    """The scheduler-side listener; register :data:`admission_listener` in ``AirflowPlugin.listeners``."""
+
+    @hookimpl
+    def on_dag_run_running(self, dag_run: DagRun, msg: str) -> None:
+        # In the scheduler the run belongs to its session: the decision commits with the
+        # run's start. A run changed outside any session (rare) is left alone.
+        session = object_session(dag_run)
+        if session is None:
+            return
+        try:
+            admit(dag_run, session)
+        except Exception:
+            log.exception("tessera: admission of %s %s failed; it fires unchecked", dag_run.dag_id, dag_run.run_id)
+
+
+admission_listener = AdmissionListener()

@@ -1,0 +1,1 @@
+"""Declared schedules: Schedule, ScheduleSet, the SCHEDULE statement, policy mapping, plan check, notify, waves."""

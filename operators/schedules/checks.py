@@ -1,0 +1,218 @@
+"""Field checks for schedule declarations: each refuses a bad value with the field, the value and the fix.
+
+Every failure is a :class:`ScheduleError`, a ``ValueError`` that also carries
+the field it is about, so the statement parser can point at the clause that
+declared it (line and column) instead of at the whole statement.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import urllib.parse
+import zoneinfo
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from tessera.operators import outbound
+from tessera.operators.excerpt import excerpt
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+NAME_MAX = 80
+"""Leaves room for the ``tessera-schedule:`` prefix inside Airflow's 100-character tag limit."""
+NODE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+EMAIL = re.compile(r"[^@\s,;'\"]+@[^@\s,;'\"]+\.[^@\s,;'\"]+")
+INT32_MAX = 2**31 - 1
+"""The largest value Airflow's integer columns (priority_weight, max_active_runs) hold everywhere."""
+MAX_SECONDS = 366 * 24 * 3600
+"""Every duration is at most 366 days (one leap year): 31,622,400 seconds."""
+MAX_RETRIES = 100
+MAX_FRESHNESS_HOURS = 366 * 24
+QUEUE_MAX = 256
+"""Airflow's ``task_instance.queue`` column: the node ids joined by '+' become one queue name."""
+TIMEZONE_MAX = 64
+"""Longer than any IANA name; a longer text is refused before it becomes a file path."""
+
+
+class Bound(NamedTuple):
+    """The range of a numeric field (inclusive), its unit and kind, and an example for messages."""
+
+    minimum: int
+    maximum: int
+    unit: str
+    whole: bool
+    example: str
+
+    def rule(self) -> str:
+        kind = "a whole number" if self.whole else "a number"
+        unit = f" of {self.unit}" if self.unit else ""
+        span = " (366 days)" if self.maximum in (MAX_SECONDS, MAX_FRESHNESS_HOURS) else ""
+        return f"give {kind}{unit} from {self.minimum} to {self.maximum}{span}; {self.example}"
+
+
+BOUNDS: dict[str, Bound] = {
+    "interval_seconds": Bound(1, MAX_SECONDS, "seconds", True, "e.g. 3600 for hourly"),
+    "parent_freshness": Bound(0, MAX_FRESHNESS_HOURS, "hours", False, "0 turns the check off, e.g. 26"),
+    "retries": Bound(0, MAX_RETRIES, "", True, "e.g. 3"),
+    "retry_delay": Bound(0, MAX_SECONDS, "seconds", False, "e.g. 300"),
+    "timeout": Bound(1, MAX_SECONDS, "seconds", False, "per attempt, e.g. 3600"),
+    "max_concurrent": Bound(0, INT32_MAX, "", True, "0 = unlimited"),
+    "max_wave_concurrent": Bound(0, INT32_MAX, "", True, "0 = unbounded"),
+    "priority": Bound(-INT32_MAX, INT32_MAX, "", True, "higher runs first, e.g. 10"),
+}
+"""Every numeric field of a declaration, checked at parse time: nothing downstream can overflow."""
+
+
+class ScheduleError(ValueError):
+    """A declaration refused at parse time; ``field`` names the clause it is about."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def name(field: str, value: object) -> str:
+    if not isinstance(value, str) or not NAME.fullmatch(value) or len(value) > NAME_MAX:
+        raise ScheduleError(
+            field,
+            f"{field}: {excerpt(value)} is not a schedule name; use letters, digits, '_', '-' or '.', starting "
+            f"with a letter or '_', at most {NAME_MAX} characters (e.g. 'daily_etl')",
+        )
+    return value
+
+
+def cron(value: object, timezone: str | None = None) -> str:
+    """A five-field expression (or an ``@`` form), checked by the very ``Cron`` the DAGs will get, in its zone."""
+    if not isinstance(value, str):
+        raise ScheduleError(
+            "cron", f"cron: {excerpt(value)} is a {type(value).__name__}; give a string such as '0 6 * * *'"
+        )
+    text = " ".join(value.split())
+    if not text.startswith("@") and len(text.split(" ")) != 5:
+        raise ScheduleError(
+            "cron",
+            f"cron: {excerpt(value)} is not a five-field cron expression; write minute hour day-of-month month "
+            f"day-of-week, e.g. '0 6 * * *' (daily at 06:00) or '0 1 * * 0' (Sundays at 01:00)",
+        )
+    from tessera.timetables.cron import Cron
+
+    try:
+        Cron(text, timezone=timezone or "UTC")
+    except ValueError as error:
+        message = str(error)
+        if message.startswith("timezone:"):  # a name zoneinfo loads but the timetable refuses, e.g. 'localtime'
+            raise ScheduleError("timezone", message) from None
+        raise ScheduleError("cron", "cron: " + message.removeprefix("expression: ")) from None
+    return text
+
+
+def timezone(value: object) -> str:
+    try:
+        if not isinstance(value, str) or not value or len(value) > TIMEZONE_MAX:
+            raise ValueError
+        zoneinfo.ZoneInfo(value)
+    except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):  # OSError: a directory, a name too long
+        raise ScheduleError(
+            "timezone",
+            f"timezone: {excerpt(value)} is not an IANA time zone; use a name such as 'UTC', "
+            f"'America/New_York' or 'Europe/Berlin'",
+        ) from None
+    return value
+
+
+def number(field: str, value: object) -> int | float:
+    """A finite number within ``BOUNDS[field]`` (``bool`` is refused: ``True`` is not a count)."""
+    bound = BOUNDS[field]
+    if isinstance(value, bool) or not isinstance(value, int if bound.whole else int | float):
+        kind = "a whole number" if bound.whole else "a number"
+        raise ScheduleError(field, f"{field}: {excerpt(value)} is not {kind}; {bound.rule()}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScheduleError(field, f"{field}: {value!r} is not a finite number; {bound.rule()}")
+    if value < bound.minimum:
+        problem = {0: "is negative", 1: "is not positive" if bound.whole else "is not more than zero"}
+        raise ScheduleError(
+            field, f"{field}: {excerpt(value)} {problem.get(bound.minimum, 'is too small')}; {bound.rule()}"
+        )
+    if value > bound.maximum:
+        raise ScheduleError(field, f"{field}: {excerpt(value)} is too large; {bound.rule()}")
+    return value
+
+
+def after(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, Iterable):
+        raise ScheduleError("after", f"after: {excerpt(value)} is not a list of schedule names; e.g. ['apc_daily']")
+    names = tuple(name("after", item) for item in value)
+    if not names:
+        raise ScheduleError("after", "after: [] names no parent; list at least one schedule, e.g. ['apc_daily']")
+    if len(set(names)) != len(names):
+        twice = sorted({item for item in names if names.count(item) > 1})
+        raise ScheduleError("after", f"after: {excerpt(list(names))} names {twice} twice; list each parent once")
+    return names
+
+
+def strings(field: str, value: object, *, kind: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, Iterable) or not all(isinstance(item, str) for item in value):
+        raise ScheduleError(field, f"{field}: {excerpt(value)} must be a list of {kind} strings")
+    return tuple(value)
+
+
+def emails(value: object) -> tuple[str, ...]:
+    items = strings("notify", value, kind="email address")
+    for item in items:
+        if not EMAIL.fullmatch(item):
+            raise ScheduleError(
+                "notify", f"notify: {excerpt(item)} is not an email address; write it as 'ops-team@example.com'"
+            )
+    return items
+
+
+def urls(value: object) -> tuple[str, ...]:
+    """http(s) URLs to a public host: a non-public literal address is refused here; names are resolved at send time."""
+    items = strings("webhook", value, kind="URL")
+    for item in items:
+        parts = urllib.parse.urlsplit(item)
+        if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in item):
+            raise ScheduleError(
+                "webhook",
+                f"webhook: {item!r} is not an http(s) URL; write it as 'https://hooks.example.com/services/T00'",
+            )
+        try:
+            outbound.check_url("webhook", item, resolve=False)
+        except outbound.OutboundRefused as error:
+            raise ScheduleError("webhook", str(error)) from None
+    return items
+
+
+def target_nodes(value: object) -> str | tuple[str, ...] | None:
+    if value is None or (isinstance(value, str) and value.upper() == "ALL"):
+        return None if value is None else "ALL"
+    items = strings("target_nodes", value, kind="node id")
+    if not items:
+        raise ScheduleError("target_nodes", "target_nodes: () lists no node; give 'ALL' or at least one node id")
+    for item in items:
+        if not NODE.fullmatch(item):
+            raise ScheduleError(
+                "target_nodes",
+                f"target_nodes: {excerpt(item)} is not a node id; use letters, digits, '_', '-' or '.', e.g. 'node-1'",
+            )
+    if len(set(items)) != len(items):
+        raise ScheduleError("target_nodes", f"target_nodes: {excerpt(list(items))} lists a node twice; list each once")
+    if len(queue := "+".join(items)) > QUEUE_MAX:
+        raise ScheduleError(
+            "target_nodes",
+            f"target_nodes: {excerpt(list(items))} make a queue name of {len(queue)} characters (the ids joined "
+            f"by '+'); Airflow's queue names hold at most {QUEUE_MAX}, so use fewer or shorter node ids",
+        )
+    return items
+
+
+def flag(field: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ScheduleError(field, f"{field}: {excerpt(value)} is not true or false")
+    return value

@@ -1,0 +1,172 @@
+"""The plan check: every declared schedule's driver and next fires, and each contradiction in the set.
+
+Contradictions the parser cannot see because they span schedules or DAG files:
+
+- ``unknown_parent`` (error): an AFTER name no schedule declares holds the chain forever;
+- ``after_cycle`` (error): schedules behind each other never fire;
+- ``no_pipelines`` (error, when the pipelines are known): a schedule no DAG uses;
+- warnings for policy that does not do what it reads like (a time zone on an
+  interval, a retry delay without retries, catch-up runs that overlap).
+
+The result is plain data (``to_dict()`` is JSON-ready) for a REST endpoint or the UI.
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from .identity import schedules_in_tags
+from .policy import timetable_of
+from .schedule import Schedule
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    schedule: str
+    kind: str
+    severity: Literal["error", "warning"]
+    message: str
+
+
+@dataclass(frozen=True)
+class SchedulePlan:
+    name: str
+    driver: str
+    summary: str
+    next_fires: list[str]
+    """ISO instants (UTC) of the next fires; empty for an AFTER schedule."""
+    pipelines: list[str] | None
+    """DAG ids using the schedule; ``None`` when they were not given to the check."""
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    schedules: list[SchedulePlan]
+    contradictions: list[Contradiction] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No error-level contradiction (warnings allowed)."""
+        return not any(c.severity == "error" for c in self.contradictions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, **asdict(self)}
+
+
+def pipelines_of_dags(dags: Iterable[Any]) -> dict[str, list[str]]:
+    """Schedule name -> DAG ids, from DAG objects' tags (e.g. ``DagBag(...).dags.values()``)."""
+    found: dict[str, list[str]] = {}
+    for dag in dags:
+        for name in schedules_in_tags(dag.tags or ()):
+            found.setdefault(name, []).append(dag.dag_id)
+    return {name: sorted(ids) for name, ids in found.items()}
+
+
+def _summary(schedule: Schedule) -> str:
+    if schedule.driver == "cron":
+        return f"cron '{schedule.cron}' in {schedule.timezone or 'UTC'}"
+    if schedule.driver == "interval":
+        return f"every {schedule.interval_seconds} s (epoch-aligned)"
+    return "after " + ", ".join(schedule.after or ())
+
+
+def next_fires(schedule: Schedule, *, now: datetime.datetime, count: int) -> list[str]:
+    """The next ``count`` fire instants after ``now``, from the plan of the timetable the DAGs get."""
+    if schedule.driver == "after":
+        return []
+    from tessera.timetables.base import from_us, to_us
+
+    # The timetable's own plan (what its next_dagrun_info steps through), asked directly:
+    # Airflow's interface answers "the next run after the last one", not "the fires after now".
+    plan = timetable_of(schedule)._plan
+    return [from_us(run.run_after).isoformat() for run in plan.upcoming(to_us(now), count)]
+
+
+def _cycles(schedules: Mapping[str, Schedule]) -> list[list[str]]:
+    """Each cycle of AFTER references, as the path that closes it (``[a, b, a]``): one per back edge."""
+    found: list[list[str]] = []
+    finished: set[str] = set()
+    path: list[str] = []
+
+    def visit(name: str) -> None:
+        path.append(name)
+        schedule = schedules[name]
+        for parent in schedule.after or ():
+            if parent in path:
+                found.append(path[path.index(parent) :] + [parent])
+            elif parent in schedules and parent not in finished:
+                visit(parent)
+        path.pop()
+        finished.add(name)
+
+    for name in sorted(schedules):
+        if name not in finished:
+            visit(name)
+    return found
+
+
+def _warnings(schedule: Schedule) -> Iterable[Contradiction]:
+    name = schedule.name
+    if schedule.timezone is not None and schedule.driver != "cron":
+        yield Contradiction(
+            name, "timezone_ignored", "warning", f"{name}: TIMEZONE {schedule.timezone!r} is ignored by a "
+            f"{schedule.driver.upper()} schedule (no wall-clock field to interpret); remove it",
+        )  # fmt: skip
+    if schedule.retry_delay is not None and not schedule.retries:
+        yield Contradiction(
+            name, "retry_delay_without_retries", "warning",
+            f"{name}: RETRY_DELAY {schedule.retry_delay} has no effect without RETRIES; add RETRIES n",
+        )  # fmt: skip
+    if schedule.catchup and schedule.max_concurrent != 1:
+        yield Contradiction(
+            name, "catchup_overlaps", "warning", f"{name}: CATCHUP with MAX_CONCURRENT "
+            f"{schedule.max_concurrent} runs missed fires side by side, not one after another; use 1",
+        )  # fmt: skip
+
+
+def check_plan(
+    schedules: Mapping[str, Schedule],
+    *,
+    pipelines: Mapping[str, Iterable[str]] | None = None,
+    now: datetime.datetime | None = None,
+    count: int = 3,
+) -> PlanReport:
+    """Check a set of declared schedules as a whole.
+
+    :param pipelines: schedule name -> DAG ids using it (see :func:`pipelines_of_dags`);
+        without it, schedules with no pipelines cannot be detected.
+    :param now: fires are listed after this instant (default: the current time).
+    """
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    plans, problems = [], []
+    for name in sorted(schedules):
+        schedule = schedules[name]
+        used = None if pipelines is None else sorted(pipelines.get(name, ()))
+        plans.append(
+            SchedulePlan(name, schedule.driver, _summary(schedule), next_fires(schedule, now=now, count=count), used)
+        )
+        for parent in schedule.after or ():
+            if parent not in schedules:
+                close = difflib.get_close_matches(parent, list(schedules), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else "; declare it or remove it from AFTER"
+                problems.append(Contradiction(
+                    name, "unknown_parent", "error",
+                    f"{name}: AFTER {parent!r} names no declared schedule, so {name} would never fire{hint}",
+                ))  # fmt: skip
+        if used is not None and not used:
+            problems.append(Contradiction(
+                name, "no_pipelines", "error",
+                f"{name}: no DAG uses this schedule; pass **schedules.dag_kwargs({name!r}) to a DAG "
+                "or remove it",
+            ))  # fmt: skip
+        problems.extend(_warnings(schedule))
+    for cycle in _cycles(schedules):
+        problems.append(Contradiction(
+            cycle[0], "after_cycle", "error",
+            f"AFTER cycle {' -> '.join(cycle)}: each waits for the next, so none ever fires; break the cycle",
+        ))  # fmt: skip
+    return PlanReport(plans, problems)

@@ -1,0 +1,139 @@
+"""A declared schedule's policy as Airflow DAG arguments.
+
+=======================  =====================================================================
+declaration              Airflow 3.3
+=======================  =====================================================================
+cron + timezone          ``schedule=Cron(expression, timezone=...)`` (tessera timetable)
+interval_seconds n       ``schedule=Cron("@every <n>s")``: epoch-aligned, 1 <= n <= 366 days
+after [a, b, ...]        ``schedule=AssetAll(<asset of a>, <asset of b>, ...)``; the scheduler-side
+                         listener emits a schedule's asset event when a fire completes
+retries                  task ``retries`` (``default_args``)
+retry_delay s            task ``retry_delay=timedelta(seconds=s)``
+timeout s                task ``execution_timeout=timedelta(seconds=s)``: per attempt
+max_concurrent n         DAG ``max_active_runs=n``; 0 -> 2**31-1 (Airflow has no "unlimited": 0
+                         would start nothing)
+max_wave_concurrent n    a deferrable gate task in front of each pipeline (``ScheduleSet.apply``)
+priority p               task ``priority_weight=p`` with ``weight_rule="absolute"``
+catchup                  DAG ``catchup``; missed fires run oldest first, one at a time while
+                         max_concurrent is 1
+target_nodes             ALL -> no queue (any worker); (a, b) -> task ``queue="a+b"``
+notify / webhook         DAG ``on_failure_callback`` notifiers (and ``on_success_callback`` with
+                         notify_on_success), added to the DAG's own callbacks
+active / inactive        DAG ``is_paused_upon_creation``
+description              DAG ``description`` unless the DAG gives its own
+=======================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from tessera.operators.excerpt import excerpt
+
+from .checks import INT32_MAX
+from .identity import RECORD_KEY, schedule_asset, schedule_tag
+from .notify import notifiers
+from .schedule import Schedule
+
+UNLIMITED_RUNS = INT32_MAX
+_OWNED_DAG_ARGS = ("schedule", "catchup", "max_active_runs", "is_paused_upon_creation")
+
+
+def timetable_of(schedule: Schedule) -> Any:
+    """What the DAG's ``schedule=`` becomes: a tessera ``Cron`` or an asset condition."""
+    if schedule.after is not None:
+        from airflow.sdk import AssetAll
+
+        assets = [schedule_asset(parent) for parent in schedule.after]
+        return assets[0] if len(assets) == 1 else AssetAll(*assets)
+    from tessera.timetables import Cron
+
+    if schedule.interval_seconds is not None:
+        return Cron(f"@every {schedule.interval_seconds}s")
+    return Cron(schedule.cron, timezone=schedule.timezone or "UTC")
+
+
+def queue_of(schedule: Schedule) -> str | None:
+    """The executor queue: none for ALL (any worker); the node ids joined by '+' otherwise.
+
+    Airflow sends a task to one queue, so a set of nodes becomes one queue that each of
+    those nodes' workers also serves (``airflow celery worker --queues default,a,a+b``).
+    """
+    nodes = schedule.target_nodes
+    return None if nodes is None or nodes == "ALL" else "+".join(nodes)
+
+
+def task_defaults(schedule: Schedule) -> dict[str, Any]:
+    """The ``default_args`` a schedule sets on every task of its pipelines."""
+    defaults: dict[str, Any] = {}
+    if schedule.retries is not None:
+        defaults["retries"] = schedule.retries
+    if schedule.retry_delay is not None:
+        defaults["retry_delay"] = datetime.timedelta(seconds=schedule.retry_delay)
+    if schedule.timeout is not None:
+        defaults["execution_timeout"] = datetime.timedelta(seconds=schedule.timeout)
+    if schedule.priority is not None:
+        defaults["priority_weight"] = schedule.priority
+        defaults["weight_rule"] = "absolute"
+    if (queue := queue_of(schedule)) is not None:
+        defaults["queue"] = queue
+    return defaults
+
+
+def policy_record(schedule: Schedule) -> dict[str, Any]:
+    """What the scheduler-side listener reads back from the serialized DAG."""
+    return {
+        "name": schedule.name,
+        "after": list(schedule.after or ()),
+        "parent_freshness_hours": schedule.freshness_hours,
+        "max_wave_concurrent": schedule.max_wave_concurrent,
+    }
+
+
+def dag_kwargs(schedule: Schedule, /, **dag_args: Any) -> dict[str, Any]:
+    """Keyword arguments for ``DAG(...)`` that apply ``schedule`` to a pipeline.
+
+    ``dag_args`` are the DAG's own arguments: tags and callbacks are combined with the
+    schedule's, ``description`` is kept, and an argument the schedule decides
+    (``schedule``, ``catchup``, ``max_active_runs``, ``is_paused_upon_creation`` or a
+    task default it sets) is refused, so a pipeline cannot silently drift from the
+    policy it claims to share.
+    """
+    for key in _OWNED_DAG_ARGS:
+        if key in dag_args:
+            raise ValueError(
+                f"{key}: {excerpt(dag_args[key])} is decided by schedule {schedule.name!r}; remove it from the DAG "
+                f"or change the schedule"
+            )
+    defaults = task_defaults(schedule)
+    own_defaults = dict(dag_args.pop("default_args", None) or {})
+    for key in sorted(set(own_defaults) & set(defaults)):
+        raise ValueError(
+            f"default_args[{key!r}]: {excerpt(own_defaults[key])} conflicts with schedule {schedule.name!r} "
+            f"({defaults[key]!r}); remove it from the DAG or change the schedule"
+        )
+    kwargs = dict(dag_args)
+    kwargs["schedule"] = timetable_of(schedule)
+    kwargs["catchup"] = schedule.catchup
+    kwargs["max_active_runs"] = schedule.max_concurrent or UNLIMITED_RUNS
+    kwargs["is_paused_upon_creation"] = not schedule.active
+    kwargs["default_args"] = {**own_defaults, **defaults, RECORD_KEY: policy_record(schedule)}
+    kwargs["tags"] = [*(dag_args.get("tags") or ()), schedule_tag(schedule.name)]
+    if schedule.description is not None and not dag_args.get("description"):
+        kwargs["description"] = schedule.description
+    emails, urls = schedule.notify, schedule.webhook
+    kwargs["on_failure_callback"] = _combined(
+        dag_args.get("on_failure_callback"), notifiers(schedule.name, emails, urls, event="failure")
+    )
+    if schedule.notify_on_success:
+        kwargs["on_success_callback"] = _combined(
+            dag_args.get("on_success_callback"), notifiers(schedule.name, emails, urls, event="success")
+        )
+    return {key: value for key, value in kwargs.items() if value is not None}
+
+
+def _combined(own: Any, added: list[Any]) -> list[Any] | None:
+    mine = [] if own is None else (list(own) if isinstance(own, list | tuple) else [own])
+    combined = mine + added
+    return combined or None

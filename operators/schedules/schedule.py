@@ -1,0 +1,141 @@
+"""A declared schedule: one named driver plus the operational policy of the pipelines that share it."""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, Literal
+
+from tessera.operators.excerpt import excerpt
+
+from . import checks as check
+from .checks import ScheduleError
+
+Driver = Literal["cron", "interval", "after"]
+_DRIVERS = ("cron", "interval_seconds", "after")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A named schedule: WHEN its pipelines run and HOW (retries, timeout, concurrency, alerts).
+
+    Pipelines (DAGs) reference it by name through a :class:`~tessera.operators.schedules.schedule_set.ScheduleSet`,
+    so one declaration carries the policy of every DAG that shares it.
+
+    Exactly one driver:
+
+    - ``cron`` (five fields) evaluated in ``timezone`` (default UTC);
+    - ``interval_seconds``: every *n* seconds on a grid anchored at the Unix epoch, 1 <= *n* <= 31,622,400
+      (366 days), unaffected by daylight saving (a ``timezone`` is ignored, as there is no wall-clock field);
+    - ``after``: behind other schedules. It fires once every parent has completed a fire it has not
+      reacted to yet; completed means every run of that fire reached a terminal state, failed or not.
+
+    Declaring no driver or two is refused here, when the DAG file is parsed. Leaving such a
+    schedule silently unarmed would let a typo stop a pipeline with nothing failing to show it;
+    refusing puts the mistake in the import errors of the very file that made it. So is a number
+    out of its range (:data:`~tessera.operators.schedules.checks.BOUNDS`; ``inf`` and ``nan`` never
+    are in range): whatever Airflow later makes of a value, it cannot overflow there.
+
+    :param name: how DAGs and ``after`` lists refer to this schedule.
+    :param parent_freshness: hours, 0 to 8784 (``after`` only; 0 or ``None`` = off). A fire whose
+        parents have not all completed a fire within this window still runs; the stale parents are
+        named on the run's note, in the scheduler log and in the ``tessera.schedule.stale_parent`` metric.
+    :param retries: retries of a failed task (task ``retries``), 0 to 100.
+    :param retry_delay: seconds between attempts (task ``retry_delay``), 0 to 31,622,400 (366 days).
+    :param timeout: seconds per attempt (task ``execution_timeout``), 1 to 31,622,400:
+        ``retries=3, timeout=3600`` can take up to four hours in all.
+    :param max_concurrent: runs of any ONE pipeline in flight at once (DAG ``max_active_runs``);
+        0 = unlimited. The default 1 stops a pipeline overlapping itself.
+    :param max_wave_concurrent: how many DIFFERENT pipelines of one fire run at once; 0 = unbounded.
+        Waves are gated: wave N+1 starts once every pipeline of wave N is terminal.
+    :param priority: higher runs first when fires compete for slots (task ``priority_weight``).
+    :param catchup: after the schedule is switched back on, run every missed fire, oldest first.
+    :param target_nodes: ``"ALL"`` (any worker) or node ids (an executor queue only they serve).
+    :param notify: email addresses told about failed runs (and successful ones with
+        ``notify_on_success``).
+    :param webhook: URLs that receive the same notice as a JSON POST.
+    :param active: ``False`` creates the pipelines paused.
+    """
+
+    name: str
+    _: KW_ONLY
+    cron: str | None = None
+    timezone: str | None = None
+    interval_seconds: int | None = None
+    after: tuple[str, ...] | None = None
+    parent_freshness: float | int | None = None
+    description: str | None = None
+    retries: int | None = None
+    retry_delay: int | float | None = None
+    timeout: int | float | None = None
+    max_concurrent: int = 1
+    max_wave_concurrent: int = 0
+    priority: int | None = None
+    catchup: bool = False
+    target_nodes: str | tuple[str, ...] | None = None
+    notify: tuple[str, ...] = ()
+    webhook: tuple[str, ...] = ()
+    notify_on_success: bool = False
+    active: bool = True
+
+    def __post_init__(self) -> None:
+        def put(key: str, value: Any) -> None:
+            object.__setattr__(self, key, value)
+
+        check.name("name", self.name)
+        self._check_driver()
+        if self.timezone is not None:
+            put("timezone", check.timezone(self.timezone))
+        if self.cron is not None:
+            put("cron", check.cron(self.cron, self.timezone))
+        for field in ("interval_seconds", "parent_freshness", "retries", "retry_delay", "timeout", "priority"):
+            if getattr(self, field) is not None:
+                put(field, check.number(field, getattr(self, field)))
+        for field in ("max_concurrent", "max_wave_concurrent"):
+            put(field, check.number(field, getattr(self, field)))
+        if self.after is not None:
+            put("after", check.after(self.after))
+            if self.name in self.after:
+                raise ScheduleError("after", f"after: {list(self.after)!r} names the schedule itself; remove it")
+        if self.parent_freshness is not None and self.after is None:
+            raise ScheduleError(
+                "parent_freshness",
+                f"parent_freshness: {self.parent_freshness!r} needs an AFTER driver (it checks the "
+                f"parents' fires); remove it or drive the schedule with after=[...]",
+            )
+        if self.description is not None and not isinstance(self.description, str):
+            raise ScheduleError("description", f"description: {excerpt(self.description)} must be a string")
+        put("catchup", check.flag("catchup", self.catchup))
+        put("target_nodes", check.target_nodes(self.target_nodes))
+        put("notify", check.emails(self.notify))
+        put("webhook", check.urls(self.webhook))
+        put("notify_on_success", check.flag("notify_on_success", self.notify_on_success))
+        put("active", check.flag("active", self.active))
+
+    def _check_driver(self) -> None:
+        given = [key for key in _DRIVERS if getattr(self, key) is not None]
+        if len(given) == 1:
+            return
+        if not given:
+            raise ScheduleError(
+                "driver",
+                f"schedule {self.name!r}: no driver given; declare exactly one of cron='0 6 * * *', "
+                f"interval_seconds=3600 or after=['parent']",
+            )
+        raise ScheduleError(
+            "driver",
+            f"schedule {self.name!r}: {' and '.join(given)} are {'both' if len(given) == 2 else 'all'} "
+            f"given; a schedule has exactly one driver (cron, interval_seconds or after), so keep one "
+            f"and move the other to its own schedule",
+        )
+
+    @property
+    def driver(self) -> Driver:
+        """``"cron"``, ``"interval"`` or ``"after"``."""
+        if self.cron is not None:
+            return "cron"
+        return "interval" if self.interval_seconds is not None else "after"
+
+    @property
+    def freshness_hours(self) -> float:
+        """The parent-freshness window in hours; 0 when the check is off."""
+        return float(self.parent_freshness or 0)

@@ -1,0 +1,122 @@
+"""Waves of one fire (MAX_WAVE_CONCURRENT): which pipelines may run now, decided in the scheduler.
+
+A schedule with ``max_wave_concurrent=W`` splits its pipelines, ordered by DAG id,
+into waves of ``W``. Every run of a fire is created and started as usual, but its
+first task is the wave gate (:mod:`~tessera.operators.schedules.wave_gate`): a
+deferred task that waits in the triggerer, holding no worker slot, until its wave
+is open. Wave 0 opens with the fire; wave N+1 opens once every pipeline of wave N
+has finished this fire, failed or not.
+
+The scheduler-side listener keeps the plan in the schedule asset's state store
+under ``waves``: ``{"fire", "waves", "open", "members"}``, where ``members`` maps
+``"<dag_id>/<run_id>"`` to the wave of that run. The gates read it from there.
+A run missing from ``members`` belongs to an older fire than the plan and is not
+held: a late straggler must not wait for a wave plan that moved on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .fires import fire_complete
+from .runs import (
+    dag_of,
+    pipeline_run,
+    pipelines_of,
+    record_of_run,
+    runs_by_pipeline,
+    schedule_asset_id,
+)
+from .state import read_state, write_state
+
+if TYPE_CHECKING:
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy.orm import Session
+
+WAVES_KEY = "waves"
+GATE_TASK_ID = "tessera_wave_gate"
+
+log = logging.getLogger(__name__)
+
+
+def split_waves(pipelines: Sequence[str], width: int) -> list[list[str]]:
+    """Pipelines in DAG-id order, ``width`` per wave (0 = one wave holding them all)."""
+    ordered = sorted(set(pipelines))
+    if not width:
+        return [ordered]
+    return [ordered[i : i + width] for i in range(0, len(ordered), width)]
+
+
+def gate_open(plan: dict[str, Any] | None, member: str) -> bool:
+    """Whether the run ``member`` (``"<dag_id>/<run_id>"``) may pass its wave gate."""
+    if not plan or member not in plan.get("members", {}):
+        return True
+    return plan["members"][member] <= plan.get("open", 0)
+
+
+def _context(dag_run: DagRun, session: Session, *, starting: bool) -> tuple[dict[str, Any], int, str] | None:
+    """(record, schedule asset id, fire) for a fire of a wave-gated schedule's pipeline, else None."""
+    record = record_of_run(dag_run, session)
+    if record is None or not record.get("max_wave_concurrent"):
+        return None
+    if starting and GATE_TASK_ID not in getattr(dag_of(dag_run, session), "task_dict", {GATE_TASK_ID: None}):
+        log.warning(
+            "%s is a pipeline of wave-gated schedule %s but has no wave gate, so nothing holds it; "
+            "call ScheduleSet.apply(dag) after its tasks",
+            dag_run.dag_id,
+            record["name"],
+        )
+    mine = pipeline_run(dag_run)
+    asset_id = schedule_asset_id(record["name"], session, lock=True)
+    if mine is None or asset_id is None:
+        return None
+    return record, asset_id, mine.fire
+
+
+def wave_started(dag_run: DagRun, session: Session) -> dict[str, Any] | None:
+    """Place a starting run in its fire's wave plan (a new fire starts a new plan); return the plan."""
+    found = _context(dag_run, session, starting=True)
+    if found is None:
+        return None
+    record, asset_id, fire = found
+    plan = read_state(asset_id, WAVES_KEY, session)
+    if plan is not None and plan["fire"] > fire:
+        return plan  # an older fire starting late is not held (see gate_open)
+    if plan is None or plan["fire"] < fire:
+        pipelines = [*pipelines_of(record["name"], session), dag_run.dag_id]
+        plan = {
+            "fire": fire,
+            "waves": split_waves(pipelines, record["max_wave_concurrent"]),
+            "open": 0,
+            "members": {},
+        }
+    wave = next((i for i, members in enumerate(plan["waves"]) if dag_run.dag_id in members), None)
+    if wave is None:  # joined the schedule after this fire was planned: it runs in the last wave
+        wave = len(plan["waves"]) - 1
+    plan["members"][f"{dag_run.dag_id}/{dag_run.run_id}"] = wave
+    write_state(asset_id, WAVES_KEY, plan, session)
+    return plan
+
+
+def wave_finished(dag_run: DagRun, session: Session) -> dict[str, Any] | None:
+    """Open the next wave(s) once every pipeline of the open wave finished the fire; return the plan."""
+    found = _context(dag_run, session, starting=False)
+    if found is None:
+        return None
+    record, asset_id, fire = found
+    plan = read_state(asset_id, WAVES_KEY, session)
+    if plan is None or plan["fire"] != fire:
+        return plan
+    runs = runs_by_pipeline(record["name"], dag_run, session)
+    opened = plan["open"]
+    while opened < len(plan["waves"]) - 1:
+        wave = plan["waves"][opened]
+        if not fire_complete(fire, {dag_id: runs.get(dag_id, []) for dag_id in wave}):
+            break
+        opened += 1
+    if opened != plan["open"]:
+        plan["open"] = opened
+        write_state(asset_id, WAVES_KEY, plan, session)
+    return plan

@@ -1,0 +1,123 @@
+"""What stops schedules from firing as written: invalid specs and cross-schedule contradictions.
+
+An invalid spec (a bad duration, an unknown timezone, a schedule with two drivers)
+is refused when the DAG file is parsed, so it shows up as Airflow's own import
+error; the plan lists those whose traceback comes from tessera. Unknown AFTER
+parents and AFTER cycles span DAG files; the declared-schedule plan check finds
+them (see :mod:`tessera.plugin.api.adapters`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airflow.api_fastapi.app import get_auth_manager
+from airflow.api_fastapi.auth.managers.models.resource_details import AccessView
+from airflow.models.dag import DagModel, DagTag
+from airflow.models.errors import ParseImportError
+from sqlalchemy import or_, select
+
+import tessera.operators
+import tessera.timetables
+
+from .adapters import OK, declared_schedule_check
+from .models import Contradiction
+from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX, read_latest
+
+if TYPE_CHECKING:
+    from airflow.models.dagbag import DBDagBag
+    from sqlalchemy.orm import Session
+
+# A traceback frame in tessera's own code: the installed package path contains "tessera",
+# an editable install's does not (the folders are mapped), so match those folders too.
+_MARKERS = (
+    "tessera",
+    *(str(Path(package.__file__).parent) for package in (tessera.timetables, tessera.operators)),
+)
+
+
+def _last_line(stacktrace: str | None) -> str:
+    lines = (stacktrace or "").strip().splitlines()
+    return lines[-1] if lines else "the DAG file could not be imported"
+
+
+def import_error_contradictions(session: Session, user: Any, readable: Collection[str]) -> list[Contradiction]:
+    """Import errors raised by tessera, shown under the same rule as Airflow's import-error view.
+
+    An error is tessera's when its traceback passes through tessera's code, or when its
+    file defined a tessera-scheduled DAG before it broke.
+
+    The caller needs the import-errors view; an error in a file with DAGs is shown only
+    if the caller may read every DAG of that file (the traceback may quote any of them).
+    """
+    if not get_auth_manager().is_authorized_view(access_view=AccessView.IMPORT_ERRORS, user=user):
+        return []
+    found = []
+    tessera_files = select(DagModel.relative_fileloc).where(DagModel.timetable_type.startswith(TIMETABLE_PREFIX))
+    errors = session.scalars(
+        select(ParseImportError)
+        .where(
+            or_(
+                ParseImportError.filename.in_(tessera_files),
+                *(ParseImportError.stacktrace.contains(marker) for marker in _MARKERS),
+            )
+        )
+        .order_by(ParseImportError.filename)
+    )
+    for error in errors:
+        file_dags = set(
+            session.scalars(
+                select(DagModel.dag_id).where(
+                    DagModel.relative_fileloc == error.filename, DagModel.bundle_name == error.bundle_name
+                )
+            )
+        )
+        if not file_dags.issubset(readable):
+            continue
+        found.append(
+            Contradiction(
+                kind="invalid_spec",
+                severity="error",
+                message=f"{error.filename}: {_last_line(error.stacktrace)}",
+                dag_ids=sorted(file_dags),
+                source="import_error",
+            )
+        )
+    return found
+
+
+def declared_schedule_contradictions(
+    session: Session, dag_bag: DBDagBag, readable: Collection[str]
+) -> tuple[list[Contradiction], str]:
+    """The plan check over every pipeline DAG; contradictions shown when the caller reads one of its DAGs.
+
+    The check needs the whole graph (a parent may be a DAG the caller cannot read), so it
+    runs over every pipeline, and only what it finds is filtered. A pipeline whose stored
+    DAG cannot be read is left out and named in the availability ("incomplete: ...").
+    """
+    dag_ids = session.scalars(
+        select(DagTag.dag_id)
+        .join(DagModel, DagModel.dag_id == DagTag.dag_id)
+        .where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX), ~DagModel.is_stale)
+        .distinct()
+    )
+    dags, unreadable = [], []
+    for dag_id in dag_ids:
+        dag, error = read_latest(dag_bag, dag_id, session)
+        if error is not None:
+            unreadable.append(dag_id)  # its own row says why; the check runs on the rest
+        elif dag is not None:
+            dags.append(dag)
+    found, availability = declared_schedule_check(dags)
+    if unreadable and availability == OK:
+        availability = f"incomplete: could not read {', '.join(unreadable)}"
+    return [c for c in found if not c.dag_ids or set(c.dag_ids) & set(readable)], availability
+
+
+def all_contradictions(
+    session: Session, dag_bag: DBDagBag, user: Any, readable: Collection[str]
+) -> tuple[list[Contradiction], str]:
+    declared, availability = declared_schedule_contradictions(session, dag_bag, readable)
+    return import_error_contradictions(session, user, readable) + declared, availability

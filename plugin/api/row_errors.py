@@ -1,0 +1,84 @@
+"""One DAG whose plan or status cannot be computed answers its own row with the error, never a 500.
+
+A stored DAG can fail on the API server alone: its serialized timetable no longer
+loads (a newer tessera refuses what an older one stored), its plan overflows (a start
+date near the year 10000), or a bug. The lists must still show every other DAG, and
+the broken one must say why; its row then holds only what the DAG row and its runs
+say, computed as for a DAG without a tessera timetable, plus the error.
+
+Database errors are not the DAG's: they propagate (the session is unusable after one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from .models import ConditionModel, Contradiction, DagPlan, DagStatus, Lateness
+from .schedules import ScheduledDag, dag_plan, failure
+from .status import dag_status
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+
+def _bare(item: ScheduledDag) -> ScheduledDag:
+    return dataclasses.replace(item, dag=None, timetable=None)
+
+
+def plan_row(
+    item: ScheduledDag,
+    *,
+    after: datetime.datetime,
+    count: int,
+    until: datetime.datetime | None,
+    contradictions: list[Contradiction],
+) -> DagPlan:
+    """:func:`~tessera.plugin.api.schedules.dag_plan`, or the DAG row's own fields and the error."""
+    error = item.error
+    if error is None:
+        try:
+            return dag_plan(item, after=after, count=count, until=until, contradictions=contradictions)
+        except SQLAlchemyError:
+            raise
+        except Exception as raised:
+            error = failure("computing the plan", item.dag_id, raised)
+    row = dag_plan(_bare(item), after=after, count=count, until=until, contradictions=contradictions)
+    return row.model_copy(update={"error": error})
+
+
+def status_row(item: ScheduledDag, contradictions: list[Contradiction], session: Session) -> DagStatus:
+    """:func:`~tessera.plugin.api.status.dag_status`, or its runs without a plan, and the error."""
+    error = item.error
+    if error is None:
+        try:
+            return dag_status(item, contradictions, session)
+        except SQLAlchemyError:
+            raise
+        except Exception as raised:
+            error = failure("computing the status", item.dag_id, raised)
+    row = dag_status(_bare(item), contradictions, session)
+    unknown = Lateness(
+        state="unknown",
+        late=False,
+        occurrence=None,
+        late_after=None,
+        late_by_seconds=None,
+        reason="the plan could not be computed",
+        rule="",
+    )
+    conditions = [
+        ConditionModel(type=kind, status="False", reason="PlanUnavailable", message=error)
+        for kind in ("SpecValid", "Ready")
+    ]
+    return row.model_copy(
+        update={
+            "error": error,
+            "lateness": unknown,
+            "conditions": conditions,
+            "cursor_status": "not available: see the row's error",
+        }
+    )

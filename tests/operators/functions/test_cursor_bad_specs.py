@@ -1,0 +1,89 @@
+"""A broken cursor-function spec is an import error naming the field; the status reports SpecValid=False."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tessera.operators.functions.status import function_status
+
+BAD_DAG = """
+from airflow.sdk import DAG
+from tessera.operators.functions.operator import CursorFunctionOperator, cursor_function
+from tessera.operators.functions.http import HttpFunction
+from tessera.timetables import Every
+
+with DAG(dag_id="cursor_bad", schedule=Every("1h"), start_date=None):
+    {task}
+"""
+
+BAD_SPECS = [
+    pytest.param(
+        'CursorFunctionOperator(task_id="f", function=len, input={"region": 7},'
+        ' input_schema={"properties": {"region": {"type": "string"}}})',
+        ["input: {'region': 7}", "fails input_schema at $.region", "is not of type 'string'"],
+        id="input-fails-input-schema",
+    ),
+    pytest.param(
+        'CursorFunctionOperator(task_id="f", function=len, cursor_from="cursor", cursor_into="/cursor")',
+        ["cursor_from: 'cursor' is not a JSON Pointer", "'/cursor'"],
+        id="cursor-pointer-not-a-json-pointer",
+    ),
+    pytest.param(
+        'CursorFunctionOperator(task_id="f", function=len, output_schema={"required": "cursor"})',
+        ["output_schema: does not compile", "$.required"],
+        id="output-schema-does-not-compile",
+    ),
+    pytest.param(
+        'CursorFunctionOperator(task_id="f", function=len, concurrency="Replace")',
+        ["concurrency: 'Replace'", "'Forbid'"],
+        id="no-replace-policy",
+    ),
+    pytest.param(
+        'cursor_function(input={"n": 1}, input_schema={"properties": {"n": {"type": "string"}}})(len)()',
+        ["input: {'n': 1}"],
+        id="decorator-validates-too",
+    ),
+    pytest.param(
+        'CursorFunctionOperator(task_id="f", function=HttpFunction("", "/x"))',
+        ["conn_id: ''"],
+        id="http-function-without-connection",
+    ),
+    pytest.param(
+        'CursorFunctionOperator(task_id="a", function=len, cursor_from="/c", cursor_into="/c")\n'
+        '    CursorFunctionOperator(task_id="b", function=len, cursor_from="/c", cursor_into="/c")',
+        ["store: 'cursor_bad-state' is already the cursor store of task 'a'"],
+        id="two-functions-one-store",
+    ),
+]
+
+
+@pytest.mark.parametrize("task, fragments", BAD_SPECS)
+def test_bad_spec_is_an_import_error_naming_the_field(tmp_path, task: str, fragments: list[str]) -> None:
+    from airflow.dag_processing.dagbag import DagBag
+
+    (tmp_path / "cursor_bad.py").write_text(textwrap.dedent(BAD_DAG).format(task=task))
+    bag = DagBag(str(tmp_path))
+    assert bag.dags == {}
+    (error,) = bag.import_errors.values()
+    for fragment in fragments:
+        assert fragment in error, error
+
+
+def test_a_dag_whose_spec_breaks_reports_spec_valid_false_and_not_ready(cursor_dags) -> None:
+    dag_id = "cursor_t_breaks"
+    dag = cursor_dags.add(dag_id)
+    cursor_dags.fire(dag)
+    status = function_status(dag_id)
+    assert [c.status for c in status.conditions] == ["True", "True"]
+
+    path = cursor_dags.folder / f"{dag_id}.py"
+    path.write_text(path.read_text().replace('cursor_into="/cursor"', 'cursor_into="cursor"'))
+    cursor_dags.load(path)
+
+    status = function_status(dag_id)
+    spec_valid, ready = status.conditions
+    assert (spec_valid.status, spec_valid.reason) == ("False", "SpecInvalid")
+    assert "cursor_into: 'cursor' is not a JSON Pointer" in spec_valid.message
+    assert (ready.status, ready.reason) == ("False", "SpecInvalid")  # Ready mirrors it
