@@ -38,7 +38,10 @@ _FORMS = "write a number and a lowercase unit (ms, s, m, h, d), e.g. '30s', '5m'
 
 def shown(value: object, limit: int = 60) -> str:
     """``repr(value)``, cut short so a megabyte of junk does not become a megabyte of error message."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more than 4300 digits refuses to print itself
+        text = f"<{type(value).__name__} too long to print>"
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
