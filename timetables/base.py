@@ -20,7 +20,7 @@ from airflow.exceptions import AirflowTimetableInvalid
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
 from ._time.cadence import Cadence
-from ._time.catch_up import MISSED_DEADLINE, within_deadline
+from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
 from ._time.durations import format_duration, parse_duration
 from ._time.plan import Plan, PlannedRun
 from .policies import (
@@ -280,7 +280,9 @@ class TesseraTimetable(Timetable):
         occurrence = self._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
         cadence, phase, now = self._plan.cadence, self._plan.phase, to_us(utcnow())
         newest_due = cadence.at_or_before(now - phase)
-        owed = max(occurrence, cadence.back(newest_due, self._catch_up.backlog - 1))
+        # Walk back from the newest due occurrence, stopping at the stored one: a schedule that
+        # keeps up costs a constant number of steps, one back from downtime at most the limit.
+        owed = step_back_to(cadence, newest_due, self._catch_up.backlog - 1, occurrence)
         deadline = self._starting_deadline_us
         if deadline is not None:
             resumed = within_deadline(cadence, owed, now=now, phase=phase, deadline=deadline)
