@@ -21,7 +21,8 @@ def dag_policy(dag) -> None:
     # initialising, before the timetable modules (which import airflow) can be imported.
     from airflow.exceptions import AirflowClusterPolicyViolation
 
-    from tessera.timetables.base import TesseraTimetable, check_supported_instant
+    from tessera.timetables.base import TesseraTimetable
+    from tessera.timetables.limits import check_supported_instant
 
     timetable = dag.timetable
     if isinstance(timetable, TesseraTimetable):

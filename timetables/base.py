@@ -21,7 +21,7 @@ from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
 from ._time.cadence import Cadence
 from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
-from ._time.durations import format_duration, parse_duration, shown
+from ._time.durations import format_duration, parse_duration
 from ._time.plan import Plan, PlannedRun
 from .policies import (
     CatchUp,
@@ -29,6 +29,7 @@ from .policies import (
     catch_up_from_dict,
     catch_up_to_dict,
     check_catch_up,
+    check_key,
     check_phase,
     phase_from_dict,
 )
@@ -43,12 +44,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _EPOCH = pendulum.DateTime(1970, 1, 1, tzinfo=pendulum.UTC)
-
-SUPPORTED_FROM = datetime.datetime(1900, 1, 1, tzinfo=datetime.timezone.utc)
-"""The first instant a schedule may be asked about (a DAG's start date, an API's ``after``)."""
-SUPPORTED_UNTIL = datetime.datetime(3000, 1, 1, tzinfo=datetime.timezone.utc)
-"""The end (exclusive) of the supported instants. With every duration at most 366 days, every
-window, phase and step computed from an instant in range stays far inside ``datetime``'s years 1-9999."""
 _add = datetime.datetime.__add__
 _sub = datetime.datetime.__sub__
 
@@ -62,19 +57,6 @@ def to_us(moment: datetime.datetime) -> int:
 def from_us(us: int) -> DateTime:
     """Microseconds since the Unix epoch as a UTC pendulum ``DateTime`` (what Airflow stores)."""
     return _add(_EPOCH, datetime.timedelta(microseconds=us))
-
-
-def check_supported_instant(field: str, moment: datetime.datetime) -> None:
-    """Refuse an instant outside ``SUPPORTED_FROM <= moment < SUPPORTED_UNTIL`` (a naive one is read as UTC).
-
-    :raises ValueError: naming ``field``, the instant and the range.
-    """
-    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.timezone.utc)
-    if not SUPPORTED_FROM <= aware < SUPPORTED_UNTIL:
-        raise ValueError(
-            f"{field}: {moment.isoformat()} is outside the supported range {SUPPORTED_FROM.isoformat()} <= t < "
-            f"{SUPPORTED_UNTIL.isoformat()}; give a date from 1900 up to, not including, the year 3000"
-        )
 
 
 class TesseraTimetable(Timetable):
@@ -167,14 +149,7 @@ class TesseraTimetable(Timetable):
         lookback = None if window is None else parse_duration("window", window)
         self._phase_policy = check_phase(phase)
         self._catch_up = check_catch_up(catch_up)
-        if key is not None and (not isinstance(key, str) or not key):
-            raise ValueError(f"key: {shown(key)} must be a non-empty string (the phase is hashed from it)")
-        if key is not None and not key.isascii():
-            try:
-                key.encode("utf-8")  # the phase hashes these bytes; a lone surrogate has none
-            except UnicodeEncodeError:
-                raise ValueError(f"key: {shown(key)} is not valid UTF-8 text; use letters, digits, - and _") from None
-        self._key = key
+        self._key = check_key(key)
         self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(key))
 
     def __eq__(self, other: object) -> bool:

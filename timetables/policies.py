@@ -155,3 +155,18 @@ def check_catch_up(value: object) -> CatchUp:
     if isinstance(value, (Latest, Backfill)):
         return value
     raise TypeError(f"catch_up: {shown(value)} is not a catch-up policy; use Latest() or Backfill(limit=12)")
+
+
+def check_key(key: object) -> str | None:
+    """``key`` if a phase can be hashed from it: ``None``, or non-empty text that is valid UTF-8."""
+    if key is None:
+        return None
+    if not isinstance(key, str):
+        raise TypeError(f"key: {shown(key)} is a {type(key).__name__}; give a non-empty string such as 'team-x'")
+    if not key:
+        raise ValueError("key: '' is empty; give a non-empty string such as 'team-x' (the phase is hashed from it)")
+    try:
+        key.encode("utf-8")  # the phase hashes these bytes; a lone surrogate has none
+    except UnicodeEncodeError:
+        raise ValueError(f"key: {shown(key)} is not valid UTF-8 text; use letters, digits, - and _") from None
+    return key

@@ -20,7 +20,7 @@ from airflow.timetables.base import TimeRestriction
 
 from tessera.plugin.policy import dag_policy
 from tessera.timetables import Backfill, Calendar, Cron, Every, Fixed, Spread
-from tessera.timetables.base import SUPPORTED_FROM, SUPPORTED_UNTIL, check_supported_instant
+from tessera.timetables.limits import SUPPORTED_FROM, SUPPORTED_UNTIL, check_supported_instant
 
 UTC = timezone.utc
 REFUSED = [

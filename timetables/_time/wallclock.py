@@ -26,7 +26,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .durations import US_PER_DAY
+from .durations import US_PER_DAY, shown
 
 _UTC_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _LOCAL_EPOCH = datetime(1970, 1, 1)
@@ -48,14 +48,14 @@ def load_zone(field: str, value: object) -> ZoneInfo:
         value = value.key
     if not isinstance(value, str):
         kind = "a tzinfo without an IANA key" if isinstance(value, tzinfo) else f"a {type(value).__name__}"
-        raise TypeError(f"{field}: {value!r} is {kind}; give an IANA timezone name such as 'Europe/Amsterdam'")
+        raise TypeError(f"{field}: {shown(value)} is {kind}; give an IANA timezone name such as 'Europe/Amsterdam'")
     try:
         if value in _REFUSED_KEYS:
             raise ZoneInfoNotFoundError(value)
         return ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         raise ValueError(
-            f"{field}: {value!r} is not an IANA timezone name; use a name such as 'Europe/Amsterdam', "
+            f"{field}: {shown(value)} is not an IANA timezone name; use a name such as 'Europe/Amsterdam', "
             f"'America/New_York' or 'UTC' (a key of zoneinfo.available_timezones() other than "
             f"'localtime', which differs between machines, and the placeholder 'Factory')"
         ) from None
