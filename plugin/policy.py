@@ -3,6 +3,11 @@
 The dag-processor runs it before a DAG is serialized. The timetable learns the
 DAG id (what its default phase is hashed from), the DAG's ``catchup`` flag and
 its ``end_date``, which the scheduler-side catch-up check needs.
+
+It also refuses a tessera-scheduled DAG whose start or end dates (its own, or its
+tasks', which Airflow folds into the same restriction) lie outside the supported
+range of instants: an import error naming the date is better than a scheduler
+that later stops scheduling the DAG without a word.
 """
 
 from __future__ import annotations
@@ -14,8 +19,20 @@ from airflow.policies import hookimpl
 def dag_policy(dag) -> None:
     # Imported here: Airflow loads policy entry points while `airflow` itself is still
     # initialising, before the timetable modules (which import airflow) can be imported.
+    from airflow.exceptions import AirflowClusterPolicyViolation
+
     from tessera.timetables.base import TesseraTimetable
+    from tessera.timetables.limits import check_supported_instant
 
     timetable = dag.timetable
     if isinstance(timetable, TesseraTimetable):
+        dates = [("start_date", dag.start_date), ("end_date", dag.end_date)]
+        for task in dag.tasks:
+            dates += [("start_date", task.start_date), ("end_date", task.end_date)]
+        try:
+            for field, moment in dates:
+                if moment is not None:
+                    check_supported_instant(field, moment)
+        except ValueError as refused:
+            raise AirflowClusterPolicyViolation(str(refused)) from None
         dag.timetable = timetable.bind(dag_id=dag.dag_id, catchup=bool(dag.catchup), end_date=dag.end_date)

@@ -20,7 +20,7 @@ from airflow.exceptions import AirflowTimetableInvalid
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
 from ._time.cadence import Cadence
-from ._time.catch_up import MISSED_DEADLINE, within_deadline
+from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
 from ._time.durations import format_duration, parse_duration
 from ._time.phase import default_spread_bound
 from ._time.plan import Plan, PlannedRun
@@ -30,6 +30,7 @@ from .policies import (
     catch_up_from_dict,
     catch_up_to_dict,
     check_catch_up,
+    check_key,
     check_phase,
     phase_from_dict,
 )
@@ -154,9 +155,7 @@ class TesseraTimetable(Timetable):
         lookback = None if window is None else parse_duration("window", window)
         self._phase_policy = check_phase(phase)
         self._catch_up = check_catch_up(catch_up)
-        if key is not None and (not isinstance(key, str) or not key):
-            raise ValueError(f"key: {key!r} must be a non-empty string (the phase is hashed from it)")
-        self._key = key
+        self._key = check_key(key)
         self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(cadence, key))
 
     def __eq__(self, other: object) -> bool:
@@ -351,7 +350,9 @@ class TesseraTimetable(Timetable):
         occurrence = self._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
         cadence, phase, now = self._plan.cadence, self._plan.phase, to_us(utcnow())
         newest_due = cadence.at_or_before(now - phase)
-        owed = max(occurrence, cadence.back(newest_due, self._catch_up.backlog - 1))
+        # Walk back from the newest due occurrence, stopping at the stored one: a schedule that
+        # keeps up costs a constant number of steps, one back from downtime at most the limit.
+        owed = step_back_to(cadence, newest_due, self._catch_up.backlog - 1, occurrence)
         deadline = self._starting_deadline_us
         if deadline is not None:
             resumed = within_deadline(cadence, owed, now=now, phase=phase, deadline=deadline)

@@ -8,8 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from ._time.durations import US_PER_SECOND, parse_duration
+from ._time.durations import US_PER_SECOND, parse_duration, shown
 from ._time.phase import spread_phase
+
+MAX_BACKFILL = 1000
+"""The most missed occurrences a catch-up runs: it bounds the scheduler's work after any downtime."""
 
 
 @dataclass(frozen=True)
@@ -19,7 +22,7 @@ class Spread:
     Without ``max`` an interval cadence spreads over the interval or 15 minutes,
     whichever is shorter, and a calendar cadence over 15 minutes. ``step`` is the
     resolution: ``Spread(max="15m", step="1m")`` gives the anti-herd offset of 0 to
-    14 whole minutes.
+    14 whole minutes. Both are durations, at most 366 days.
     """
 
     max: str | timedelta | None = None
@@ -54,7 +57,7 @@ class Fixed:
     """Every run starts this long after its occurrence; ``Fixed("0s")`` starts at the occurrence.
 
     A phase at or above the interval is allowed: each run then starts after the
-    next occurrence, and its results arrive that much later.
+    next occurrence, and its results arrive that much later. At most 366 days.
     """
 
     offset: str | timedelta
@@ -101,15 +104,24 @@ class Backfill:
 
     ``limit`` counts every run the catch-up makes, the newest included, so
     ``Backfill(limit=1)`` behaves as ``Latest()``; older missed occurrences are skipped.
+    It is 1 to 1000: the scheduler steps back at most that many occurrences after
+    downtime. Older gaps are what ``airflow backfill create`` is for.
     """
 
     limit: int
 
     def __post_init__(self) -> None:
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1:
+        limit = self.limit
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(
+                f"catch_up.backfill.limit: {shown(limit)} is a {type(limit).__name__}; give a whole number of "
+                f"runs from 1 to {MAX_BACKFILL}, e.g. Backfill(limit=12)"
+            )
+        if not 1 <= limit <= MAX_BACKFILL:
             raise ValueError(
-                f"catch_up.backfill.limit: {self.limit!r} must be a whole number of runs, 1 or more; "
-                f"e.g. Backfill(limit=12)"
+                f"catch_up.backfill.limit: {shown(limit)} is outside 1 to {MAX_BACKFILL}; catch-up runs at most "
+                f"the {MAX_BACKFILL} newest missed occurrences, e.g. Backfill(limit=12); for older ones use "
+                f"airflow backfill create"
             )
 
     @property
@@ -134,7 +146,7 @@ def catch_up_to_dict(policy: CatchUp) -> dict:
 def check_phase(value: object) -> Phase | None:
     if value is None or isinstance(value, (Spread, Fixed)):
         return value
-    raise TypeError(f"phase: {value!r} is not a phase; use Spread(max='5m') or Fixed('2m10s')")
+    raise TypeError(f"phase: {shown(value)} is not a phase; use Spread(max='5m') or Fixed('2m10s')")
 
 
 def check_catch_up(value: object) -> CatchUp:
@@ -142,4 +154,19 @@ def check_catch_up(value: object) -> CatchUp:
         return Latest()
     if isinstance(value, (Latest, Backfill)):
         return value
-    raise TypeError(f"catch_up: {value!r} is not a catch-up policy; use Latest() or Backfill(limit=12)")
+    raise TypeError(f"catch_up: {shown(value)} is not a catch-up policy; use Latest() or Backfill(limit=12)")
+
+
+def check_key(key: object) -> str | None:
+    """``key`` if a phase can be hashed from it: ``None``, or non-empty text that is valid UTF-8."""
+    if key is None:
+        return None
+    if not isinstance(key, str):
+        raise TypeError(f"key: {shown(key)} is a {type(key).__name__}; give a non-empty string such as 'team-x'")
+    if not key:
+        raise ValueError("key: '' is empty; give a non-empty string such as 'team-x' (the phase is hashed from it)")
+    try:
+        key.encode("utf-8")  # the phase hashes these bytes; a lone surrogate has none
+    except UnicodeEncodeError:
+        raise ValueError(f"key: {shown(key)} is not valid UTF-8 text; use letters, digits, - and _") from None
+    return key

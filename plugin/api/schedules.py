@@ -160,9 +160,9 @@ def upcoming(
     plan = timetable._plan
     zone = ZoneInfo(timetable.serialize().get("timezone") or "UTC")
     limit = None if until is None else to_us(until)
-    first = to_us(after) - plan.phase
+    first = to_us(after)  # Plan.upcoming lists the runs that start after this instant
     if start is not None:
-        first = max(first, to_us(start) - 1)
+        first = max(first, to_us(start) - 1 + plan.phase)
     runs = []
     for run in plan.upcoming(first, count):
         if (limit is not None and run.run_after > limit) or (end is not None and run.occurrence > to_us(end)):

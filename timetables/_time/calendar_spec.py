@@ -31,7 +31,7 @@ from datetime import time
 
 from .cadence import Cadence
 from .calendar import daily, hourly, monthly, weekly
-from .durations import US_PER_DAY, US_PER_HOUR, US_PER_MINUTE, format_duration
+from .durations import US_PER_DAY, US_PER_HOUR, US_PER_MINUTE, format_duration, shown
 from .grid import EpochGrid
 from .wallclock import WallClock, load_zone
 
@@ -44,18 +44,20 @@ EVERY: dict[str, tuple[int, ...]] = {
 }
 WEEKDAYS = ("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday")
 _NOMINAL_DAYS = {"day": 1, "week": 7, "month": 30}
-_HH_MM = re.compile(r"(\d{1,2}):(\d{2})")
+# [0-9], not \d: \d also matches the digits of other scripts ("٠٩:00"), which no one means to type.
+_HH_MM = re.compile(r"([0-9]{1,2}):([0-9]{2})")
 
 
 def _parse_every(unit: str, every: object) -> int:
     allowed = EVERY[unit]
     text = "1, 2, 3, 4, 6, 8 or 12 (the divisors of 24)" if unit == "hour" else f"1 to {allowed[-1]}"
     if isinstance(every, bool) or not isinstance(every, int):
-        raise TypeError(f"every: {every!r} is a {type(every).__name__}; give a whole number of {unit}s: {text}")
+        kind = type(every).__name__
+        raise TypeError(f"every: {shown(every)} is a {kind}; give a whole number of {unit}s: {text}")
     if every not in allowed:
         drifts = unit == "hour" and 0 < every < 24
         why = " (it does not divide a day, so the times would drift)" if drifts else ""
-        raise ValueError(f"every: {every} {unit}s is not allowed{why}; use {text}")
+        raise ValueError(f"every: {shown(every)} {unit}s is not allowed{why}; use {text}")
     return every
 
 
@@ -67,8 +69,8 @@ def _parse_at(at: object) -> int:
     if match and int(match[1]) < 24 and int(match[2]) < 60:
         return int(match[1]) * 60 + int(match[2])
     raise ValueError(
-        f"at: {at!r} is not a wall-clock time; write 'HH:MM' from '00:00' to '23:59' (e.g. '09:00'), "
-        f"or a datetime.time without seconds or tzinfo; the zone goes in timezone="
+        f"at: {shown(at)} is not a wall-clock time; write 'HH:MM' in ASCII digits from '00:00' to '23:59' "
+        f"(e.g. '09:00'), or a datetime.time without seconds or tzinfo; the zone goes in timezone="
     )
 
 
@@ -79,13 +81,13 @@ def _parse_on(unit: str, on: object) -> int:
         if isinstance(on, int) and not isinstance(on, bool) and 0 <= on <= 6:
             return on
         raise ValueError(
-            f"on: {on!r} is not a weekday; use a name ('monday' ... 'sunday', or 'mon') or a number "
+            f"on: {shown(on)} is not a weekday; use a name ('monday' ... 'sunday', or 'mon') or a number "
             f"0 to 6 with 0 = Sunday"
         )
     if isinstance(on, int) and not isinstance(on, bool) and 1 <= on <= 31:
         return on
     raise ValueError(
-        f"on: {on!r} is not a day of the month; use 1 to 31, where a day the month lacks means its "
+        f"on: {shown(on)} is not a day of the month; use 1 to 31, where a day the month lacks means its "
         f"last day (31 = month's end, 29 = 28 February in common years)"
     )
 
@@ -112,10 +114,10 @@ class CalendarSpec:
     def parse(cls, unit: object, *, every: object, on: object, at: object, timezone: object) -> CalendarSpec:
         """Validate what the user wrote; every error names the field, the value and what is allowed."""
         if not isinstance(unit, str) or unit not in UNITS:
-            raise ValueError(f"unit: {unit!r} is not a calendar unit; use 'hour', 'day', 'week' or 'month'")
+            raise ValueError(f"unit: {shown(unit)} is not a calendar unit; use 'hour', 'day', 'week' or 'month'")
         count = _parse_every(unit, every)
         if on is not None and unit in ("hour", "day"):
-            raise ValueError(f"on: {on!r} given for a {unit} cadence; only week and month cadences take on=")
+            raise ValueError(f"on: {shown(on)} given for a {unit} cadence; only week and month cadences take on=")
         if unit in ("week", "month") and (on is None) != (at is None):
             given, missing = ("on", "at") if at is None else ("at", "on")
             example = "on='monday', at='07:00'" if unit == "week" else "on=31, at='06:00'"
@@ -126,7 +128,7 @@ class CalendarSpec:
         if at is None:
             if timezone is not None:
                 raise ValueError(
-                    f"timezone: {timezone!r} given without at; an unanchored cadence is a plain interval "
+                    f"timezone: {shown(timezone)} given without at; an unanchored cadence is a plain interval "
                     f"on absolute time, so add at='HH:MM' or drop timezone"
                 )
             return cls(unit, count, None, None, None)

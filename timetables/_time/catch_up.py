@@ -22,6 +22,19 @@ MISSED_DEADLINE = "MissedDeadline"
 """Why an occurrence was skipped: its run was due longer ago than the starting deadline."""
 
 
+def step_back_to(cadence: Cadence, occurrence: int, steps: int, floor: int) -> int:
+    """``steps`` occurrences before ``occurrence``, but never below ``floor``: at most ``steps`` cadence steps.
+
+    The walk stops as soon as it reaches ``floor``, so when ``floor`` is the occurrence
+    after the last run the cost is the number of occurrences missed, not ``steps``.
+    """
+    for _ in range(steps):
+        if occurrence <= floor:
+            break
+        occurrence = cadence.preceding(occurrence)
+    return max(occurrence, floor)
+
+
 def within_deadline(cadence: Cadence, occurrence: int, *, now: int, phase: int, deadline: int) -> int:
     """``occurrence``, or the first occurrence whose run is due at most ``deadline`` before ``now``."""
     # A run is due at occurrence + phase; the phase is a chosen start offset, not lateness.
@@ -57,11 +70,14 @@ def next_occurrence(
     else:
         candidate = None
 
-    if backlog is not None or candidate is None:
+    if candidate is None:
+        candidate = cadence.at_or_before(now - phase)
+    elif backlog is not None:
         newest_due = cadence.at_or_before(now - phase)
-        oldest_owed = newest_due if last is None else cadence.back(newest_due, backlog - 1 if backlog else 0)
-        if candidate is None or oldest_owed > candidate:
-            candidate = oldest_owed
+        if last is None:  # a first run owes only the newest due occurrence
+            candidate = max(candidate, newest_due)
+        else:
+            candidate = step_back_to(cadence, newest_due, backlog - 1, candidate)
 
     if deadline is not None:
         candidate = within_deadline(cadence, candidate, now=now, phase=phase, deadline=deadline)

@@ -54,11 +54,16 @@ def _every(expression: str) -> EpochGrid:
         raise _invalid(expression, "needs exactly one space between @every and its duration (e.g. '@every 5m')")
     try:
         interval = parse_duration("expression", text)
-    except (ValueError, OverflowError):  # a huge "1111...1.5s" overflows the float parse
-        problem = "needs a duration after @every from 1s to 366d, such as '@every 5m' or '@every 1h30m'"
+    except (ValueError, OverflowError) as error:  # a huge "1111...1.5s" overflows the float parse
+        # The duration rules say precisely what is wrong; keep their verdict, in cron's words.
+        reason = str(error)
+        if "uppercase unit" in reason:
+            problem = "has an uppercase unit; units are lowercase (ms, s, m, h, d) and M is not months"
+        elif "longer than the maximum" in reason:
+            problem = "is longer than 366 days; use a yearly expression such as '@yearly' instead"
+        else:
+            problem = "needs a duration after @every from 1s to 366d, such as '@every 5m' or '@every 1h30m'"
         raise _invalid(expression, problem) from None
-    if text != text.lower():
-        raise _invalid(expression, "has an uppercase unit; units are lowercase (ms, s, m, h, d) and M is not months")
     if interval % US_PER_SECOND:
         raise _invalid(expression, "is not a whole number of seconds; a scheduler cannot honour less: use 1s or more")
     if interval > _MAX_EVERY:

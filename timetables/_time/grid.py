@@ -10,17 +10,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .durations import US_PER_DAY, format_duration
+from .durations import MAX_DURATION, US_PER_DAY, US_PER_SECOND, format_duration, shown
 
 
 def check_interval(field: str, value: object, us: int) -> None:
-    """Refuse intervals that neither divide a day nor are a whole number of days.
+    """Refuse intervals that are not whole seconds from 1s to 366d, or neither divide a day nor are whole days.
 
     A divisor of 24h repeats the same times every day; "7m" or "5h" would drift
-    through the day and mean a different set of times each day.
+    through the day and mean a different set of times each day. Below a second a
+    schedule only piles up runs faster than a scheduler loop can create them.
     """
     if us <= 0:
-        raise ValueError(f"{field}: {value!r} must be more than zero; e.g. '5m'")
+        raise ValueError(f"{field}: {shown(value)} must be more than zero; e.g. '5m'")
+    if us % US_PER_SECOND:
+        raise ValueError(
+            f"{field}: {shown(value)} ({format_duration(us)}) is not a whole number of seconds; a scheduling "
+            f"interval is a whole number of seconds, 1s or more, e.g. '1s', '30s' or '5m'"
+        )
+    if us > MAX_DURATION:
+        raise ValueError(
+            f"{field}: {shown(value)} ({format_duration(us)}) is longer than the maximum; a scheduling "
+            f"interval is at most 366d, e.g. '7d' or '366d'"
+        )
     if us < US_PER_DAY and US_PER_DAY % us:
         raise ValueError(
             f"{field}: {value!r} does not divide a day evenly; use a divisor of 24h such as 30s, 5m, "

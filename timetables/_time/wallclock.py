@@ -36,7 +36,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .durations import US_PER_DAY, US_PER_MINUTE
+from .durations import US_PER_DAY, US_PER_MINUTE, shown
 from .epoch import EPOCH_ORDINAL, LOCAL_EPOCH, UTC_EPOCH
 
 DstPolicy = Literal["cronjob", "once"]
@@ -60,14 +60,14 @@ def load_zone(field: str, value: object) -> ZoneInfo:
         value = value.key
     if not isinstance(value, str):
         kind = "a tzinfo without an IANA key" if isinstance(value, tzinfo) else f"a {type(value).__name__}"
-        raise TypeError(f"{field}: {value!r} is {kind}; give an IANA timezone name such as 'Europe/Amsterdam'")
+        raise TypeError(f"{field}: {shown(value)} is {kind}; give an IANA timezone name such as 'Europe/Amsterdam'")
     try:
         if value in _REFUSED_KEYS:
             raise ZoneInfoNotFoundError(value)
         return ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         raise ValueError(
-            f"{field}: {value!r} is not an IANA timezone name; use a name such as 'Europe/Amsterdam', "
+            f"{field}: {shown(value)} is not an IANA timezone name; use a name such as 'Europe/Amsterdam', "
             f"'America/New_York' or 'UTC' (a key of zoneinfo.available_timezones() other than "
             f"'localtime', which differs between machines, and the placeholder 'Factory')"
         ) from None

@@ -25,6 +25,8 @@ REFUSED = [
     ("days-every-31", dict(unit="day", every=31), ValueError, ["every: 31 days", "1 to 30"]),
     ("weeks-every-5", dict(unit="week", every=5), ValueError, ["every: 5 weeks", "1 to 4"]),
     ("months-every-13", dict(unit="month", every=13), ValueError, ["every: 13 months", "1 to 12"]),
+    ("every-10-to-the-5000", dict(unit="day", every=10**5000), ValueError, ["every: <int too long", "1 to 30"]),
+    ("every-inf", dict(unit="day", every=float("inf")), TypeError, ["every: inf is a float", "1 to 30"]),
     ("every-as-text", dict(unit="day", every="2"), TypeError, ["every: '2'", "1 to 30"]),
     ("every-as-bool", dict(unit="day", every=True), TypeError, ["every: True"]),
     ("unknown-unit", dict(unit="fortnight"), ValueError, ["unit: 'fortnight'", "'week'"]),
@@ -32,6 +34,9 @@ REFUSED = [
     ("at-24-00", dict(unit="day", at="24:00"), ValueError, ["at: '24:00'", "'00:00' to '23:59'"]),
     ("at-09-60", dict(unit="day", at="09:60"), ValueError, ["at: '09:60'"]),
     ("at-without-colon", dict(unit="day", at="0900"), ValueError, ["at: '0900'", "'HH:MM'"]),
+    ("at-arabic-indic-digits", dict(unit="day", at="\u0660\u0669:00"), ValueError, ["at: '", "ASCII digits"]),
+    ("at-fullwidth-digits", dict(unit="day", at="\uff10\uff19:\uff10\uff10"), ValueError, ["ASCII digits"]),
+    ("at-huge-string", dict(unit="day", at="9" * 5000 + ":00"), ValueError, ["at: '9999", "...", "'HH:MM'"]),
     ("at-as-int", dict(unit="day", at=9), ValueError, ["at: 9", "'HH:MM'"]),
     ("at-with-seconds", dict(unit="day", at=time(9, 0, 30)), ValueError, ["at: datetime.time(9, 0, 30)"]),
     (

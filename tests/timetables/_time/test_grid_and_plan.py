@@ -25,7 +25,7 @@ INTERVALS = st.one_of(st.sampled_from(DAY_DIVISORS), st.integers(1, 30).map(lamb
 INSTANTS = st.integers(min_value=-10 * 365 * US_PER_DAY, max_value=80 * 365 * US_PER_DAY)
 
 
-@pytest.mark.parametrize("text", ["30s", "5m", "45m", "6h", "1d", "2d", "250ms"])
+@pytest.mark.parametrize("text", ["1s", "30s", "5m", "45m", "6h", "1d", "2d", "366d", "1000ms"])
 def test_interval_dividing_a_day_or_whole_days_is_accepted(text):
     check_interval("every", text, parse_duration("every", text))
 
@@ -44,6 +44,20 @@ def test_interval_that_drifts_is_refused(text, fragment):
         check_interval("every", text, parse_duration("every", text))
     assert str(err.value).startswith(f"every: {text!r}")
     assert "divisor of 24h such as" in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["1ms", "250ms", "999ms", "1.5s", "0.5s", "2.000001s"])
+def test_sub_second_intervals_are_refused(text):
+    """A scheduler loop runs about once a second: a finer schedule would only pile up runs."""
+    with pytest.raises(ValueError) as err:
+        check_interval("every", text, parse_duration("every", text))
+    assert str(err.value).startswith(f"every: {text!r}")
+    assert "whole number of seconds, 1s or more" in str(err.value)
+
+
+def test_interval_given_in_microseconds_is_bounded_too():
+    with pytest.raises(ValueError, match="at most 366d"):
+        check_interval("every", "367d", 367 * US_PER_DAY)
 
 
 def test_seed_worked_example():

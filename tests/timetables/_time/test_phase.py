@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -64,12 +66,52 @@ def test_spread_spreads_evenly():
         pytest.param(lambda: Spread(max="1m", step="2m"), "phase.spread.step: '2m'", id="step-above-max"),
         pytest.param(lambda: Fixed("-1s"), "phase.fixed: '-1s'", id="negative-fixed"),
         pytest.param(lambda: Backfill(limit=0), "catch_up.backfill.limit: 0", id="zero-limit"),
-        pytest.param(lambda: Backfill(limit=True), "catch_up.backfill.limit: True", id="bool-limit"),
+        pytest.param(lambda: Backfill(limit=1001), "catch_up.backfill.limit: 1001", id="limit-over-1000"),
+        pytest.param(lambda: Backfill(limit=10**12), "catch_up.backfill.limit: 1000000000000", id="limit-10-12"),
+        pytest.param(lambda: Backfill(limit=10**5000), "catch_up.backfill.limit: <int too long", id="limit-huge"),
+        pytest.param(lambda: Spread(max="367d"), "phase.spread.max: '367d'", id="spread-max-over-366d"),
+        pytest.param(lambda: Spread(max="100000000d"), "phase.spread.max: '100000000d'", id="spread-max-huge"),
+        pytest.param(lambda: Spread(step="367d"), "phase.spread.step: '367d'", id="spread-step-over-366d"),
+        pytest.param(lambda: Fixed("3000000d"), "phase.fixed: '3000000d'", id="fixed-huge"),
+        pytest.param(lambda: Fixed(timedelta(days=367)), "phase.fixed: datetime.timedelta(days=367)", id="fixed-td"),
     ],
 )
 def test_bad_policies_are_refused_naming_the_field(make, fragment):
-    with pytest.raises(ValueError, match=fragment.replace(".", r"\.")):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
         make()
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"),
+    [
+        pytest.param(lambda: Backfill(limit=True), "catch_up.backfill.limit: True is a bool", id="bool-limit"),
+        pytest.param(lambda: Backfill(limit=12.0), "catch_up.backfill.limit: 12.0 is a float", id="float-limit"),
+        pytest.param(lambda: Backfill(limit=float("inf")), "catch_up.backfill.limit: inf", id="inf-limit"),
+        pytest.param(lambda: Backfill(limit=float("nan")), "catch_up.backfill.limit: nan", id="nan-limit"),
+        pytest.param(lambda: Backfill(limit="12"), "catch_up.backfill.limit: '12' is a str", id="text-limit"),
+    ],
+)
+def test_wrong_types_are_refused_naming_the_field(make, fragment):
+    with pytest.raises(TypeError, match=re.escape(fragment)):
+        make()
+
+
+def test_backfill_limit_message_names_the_range():
+    with pytest.raises(ValueError) as err:
+        Backfill(limit=10**12)
+    assert str(err.value) == (
+        "catch_up.backfill.limit: 1000000000000 is outside 1 to 1000; catch-up runs at most the 1000 newest "
+        "missed occurrences, e.g. Backfill(limit=12); for older ones use airflow backfill create"
+    )
+
+
+@pytest.mark.parametrize("limit", [1, 1000])
+def test_backfill_limit_bounds_are_inclusive(limit):
+    assert Backfill(limit=limit).backlog == limit
+
+
+def test_phase_bounds_are_inclusive():
+    assert Fixed("366d").offset_us == Spread(max="366d", step="366d").max_us == 366 * 86_400 * US_PER_SECOND
 
 
 def test_pure_modules_import_no_airflow_and_never_read_the_clock():
