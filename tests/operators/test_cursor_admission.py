@@ -142,6 +142,33 @@ def test_forbid_skips_ticks_during_a_fire_and_the_cap_skips_only_scheduled_ticks
     assert cursor_dags.fire(dag).state == "success"  # with nothing in flight, a fire goes ahead
 
 
+def test_the_dispatch_pool_is_created_once_when_one_transaction_asks_twice(airflow_db):
+    """A fresh deployment has no dispatch pool; two admissions in one scheduler loop both ask for it."""
+    from airflow.models.pool import Pool
+    from airflow.utils.session import create_session
+    from airflow.utils.sqlalchemy import prohibit_commit
+    from sqlalchemy import delete, select, update
+
+    from tessera.operators.dispatch import ensure_dispatch_pool
+
+    with create_session() as session:  # as freshly migrated: only Airflow's default_pool
+        session.execute(delete(Pool).where(Pool.pool == "tessera_dispatch"))
+    with create_session() as session, prohibit_commit(session) as guard:
+        # The scheduler's session: no autoflush, no savepoint, committed once through its guard.
+        ensure_dispatch_pool(session)
+        ensure_dispatch_pool(session)
+        guard.commit()
+    with create_session() as session:
+        session.execute(update(Pool).where(Pool.pool == "tessera_dispatch").values(slots=3))
+    with create_session() as session, prohibit_commit(session) as guard:
+        ensure_dispatch_pool(session)  # resized back to the configured cap
+        ensure_dispatch_pool(session)
+        guard.commit()
+    with create_session() as session:
+        pools = session.scalars(select(Pool).where(Pool.pool == "tessera_dispatch")).all()
+        assert [(pool.slots, pool.include_deferred) for pool in pools] == [(10, True)]
+
+
 def test_a_tick_that_starts_later_than_its_starting_deadline_is_skipped(cursor_dags, admission):
     dag_id = "cursor_t_deadline"
     cursor_dags.add(dag_id, schedule='Cron("@hourly", starting_deadline="10m")')
