@@ -164,6 +164,11 @@ def admit(dag_run: DagRun, session: Session, *, now: datetime.datetime | None = 
     if not cursor_tasks:
         return {}
     now = now or utcnow()
+    # The scheduler starts every queued run of a loop in one transaction, without autoflush:
+    # the runs it already moved to running (and the cursor tasks it already declined) are
+    # only in this session until flushed. Unflushed, every run of a burst (after a restart,
+    # a backfill) would find nothing in flight, and Forbid and the cap would admit them all.
+    session.flush()
     pooled = any(task.pool == DISPATCH_POOL for task in cursor_tasks.values())
     cap = dispatch_cap() if pooled else None
     pending = session.scalars(

@@ -169,6 +169,19 @@ def test_the_dispatch_pool_is_created_once_when_one_transaction_asks_twice(airfl
         assert [(pool.slots, pool.include_deferred) for pool in pools] == [(10, True)]
 
 
+def test_forbid_admits_one_of_several_ticks_started_in_the_same_scheduler_loop(cursor_dags, admission):
+    """After a scheduler restart, queued ticks of one function start together: only the oldest may fire."""
+    dag_id = "cursor_t_forbid_burst"
+    cursor_dags.add(dag_id)
+    ticks = [_queue_run(dag_id, "scheduled", late=datetime.timedelta(minutes=m)) for m in (3, 2, 1)]
+    _scheduler_starts_queued_runs()  # one loop, one transaction: all three go from queued to running
+    assert [_skip_reason(dag_id, tick) for tick in ticks] == [
+        (None, None),
+        ("skipped", "ConcurrencyForbidden"),
+        ("skipped", "ConcurrencyForbidden"),
+    ]
+
+
 def test_a_tick_that_starts_later_than_its_starting_deadline_is_skipped(cursor_dags, admission):
     dag_id = "cursor_t_deadline"
     cursor_dags.add(dag_id, schedule='Cron("@hourly", starting_deadline="10m")')
