@@ -158,10 +158,15 @@ def admit(dag_run: DagRun, session: Session, *, now: datetime.datetime | None = 
         from airflow.models.dagbag import DBDagBag
 
         dag = DBDagBag().get_dag_for_run(dag_run, session=session)
-    if dag is None or is_dry_run(dag_run.conf):
+    if dag is None:
         return {}
     cursor_tasks = {task.task_id: task for task in dag.tasks if task.task_type == CURSOR_TASK_TYPE}
     if not cursor_tasks:
+        return {}
+    pooled = any(task.pool == DISPATCH_POOL for task in cursor_tasks.values())
+    if is_dry_run(dag_run.conf):
+        if pooled:  # never declined, but its fire waits for a slot too: the pool must exist
+            ensure_dispatch_pool(session)
         return {}
     now = now or utcnow()
     # The scheduler starts every queued run of a loop in one transaction, without autoflush:
@@ -169,7 +174,6 @@ def admit(dag_run: DagRun, session: Session, *, now: datetime.datetime | None = 
     # only in this session until flushed. Unflushed, every run of a burst (after a restart,
     # a backfill) would find nothing in flight, and Forbid and the cap would admit them all.
     session.flush()
-    pooled = any(task.pool == DISPATCH_POOL for task in cursor_tasks.values())
     cap = dispatch_cap() if pooled else None
     pending = session.scalars(
         select(TaskInstance).where(

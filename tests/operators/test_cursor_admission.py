@@ -37,10 +37,13 @@ def cap_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW__TESSERA__MAX_CONCURRENT_DISPATCHES", "1")
 
 
-def _queue_run(dag_id: str, run_type: str, *, late: datetime.timedelta | None = None) -> str:
+def _queue_run(
+    dag_id: str, run_type: str, *, late: datetime.timedelta | None = None, conf: dict[str, Any] | None = None
+) -> str:
     """Queue a run the way the scheduler (scheduled) or the REST API (manual) creates one.
 
     ``late``: a scheduled run for the tick that far in the past (created in time, started late).
+    ``conf``: the run's conf (a run-now's).
     """
     from airflow._shared.timezones.timezone import utcnow
     from airflow.models.dag import DagModel
@@ -76,6 +79,7 @@ def _queue_run(dag_id: str, run_type: str, *, late: datetime.timedelta | None = 
             run_type=kind,
             triggered_by=triggered_by,
             state=DagRunState.QUEUED,
+            conf=conf,
             session=session,
         )
         return run.run_id
@@ -167,6 +171,22 @@ def test_the_dispatch_pool_is_created_once_when_one_transaction_asks_twice(airfl
     with create_session() as session:
         pools = session.scalars(select(Pool).where(Pool.pool == "tessera_dispatch")).all()
         assert [(pool.slots, pool.include_deferred) for pool in pools] == [(10, True)]
+
+
+def test_a_dry_run_as_the_first_run_of_a_fresh_deployment_gets_the_dispatch_pool(cursor_dags, admission):
+    """Never declined, but its fire still waits for a slot: without the pool it would wait forever."""
+    from airflow.models.pool import Pool
+    from airflow.utils.session import create_session
+    from sqlalchemy import delete
+
+    dag_id = "cursor_t_first_dry_run"
+    cursor_dags.add(dag_id)
+    with create_session() as session:  # as freshly migrated: only Airflow's default_pool
+        session.execute(delete(Pool).where(Pool.pool == "tessera_dispatch"))
+    dry_run = _queue_run(dag_id, "manual", conf={"dry_run": True})
+    _scheduler_starts_queued_runs()
+    assert _skip_reason(dag_id, dry_run) == (None, None)
+    assert Pool.get_pool("tessera_dispatch").slots == 10
 
 
 def test_forbid_admits_one_of_several_ticks_started_in_the_same_scheduler_loop(cursor_dags, admission):
