@@ -25,6 +25,7 @@ Forbid, ``max_active_tis_per_dag=1`` then make the extra fire wait, never overla
 from __future__ import annotations
 
 import datetime
+import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +35,10 @@ from airflow.models.dagrun import DagRun
 from airflow.models.pool import Pool
 from airflow.models.taskinstance import TaskInstance
 from airflow.models.xcom import XComModel
+from airflow.utils.sqlalchemy import get_dialect_name
 from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunType
-from sqlalchemy import or_, select
+from sqlalchemy import insert, or_, select, update
 from sqlalchemy.orm import object_session
 
 from . import metrics
@@ -52,6 +54,7 @@ from .record import RECORD_KEY, FireRecord, Phase, SkipReason, iso
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
+    from sqlalchemy.sql.expression import Executable
 
 log = logging.getLogger(__name__)
 
@@ -69,20 +72,38 @@ _UNFINISHED = [
 ]
 
 
-def ensure_dispatch_pool(session: Session) -> Pool:
-    """Create the dispatch pool, or resize it, so its slots equal the configured cap."""
+def ensure_dispatch_pool(session: Session) -> None:
+    """Create the dispatch pool, or resize it, so its slots equal the configured cap.
+
+    Idempotent within one transaction and across schedulers, with no savepoint: every
+    write is a Core statement executed at once (the scheduler's session never autoflushes,
+    so an ORM ``add`` would be invisible to the next admission's lookup and insert twice),
+    and the insert ignores a row another scheduler inserted first.
+    """
     cap = dispatch_cap()
-    pool = Pool.get_pool(DISPATCH_POOL, session=session)
-    if pool is None or pool.slots != cap:
-        log.info("sizing pool %s to [%s] %s = %d", DISPATCH_POOL, CONFIG_SECTION, CAP_OPTION, cap)
-        pool = Pool.create_or_update_pool(
-            DISPATCH_POOL,
-            slots=cap,
-            description=f"tessera: cursor fires in flight (airflow.cfg [{CONFIG_SECTION}] {CAP_OPTION})",
-            include_deferred=True,
-            session=session,
-        )
-    return pool
+    description = f"tessera: cursor fires in flight (airflow.cfg [{CONFIG_SECTION}] {CAP_OPTION})"
+    slots = session.scalar(select(Pool.slots).where(Pool.pool == DISPATCH_POOL))
+    if slots == cap:
+        return  # the steady state: one read per admission, no write
+    log.info("sizing pool %s to [%s] %s = %d", DISPATCH_POOL, CONFIG_SECTION, CAP_OPTION, cap)
+    if slots is None:
+        row = {"pool": DISPATCH_POOL, "slots": cap, "description": description, "include_deferred": True}
+        session.execute(_insert_ignoring_duplicates(session, row))
+    session.execute(
+        update(Pool)
+        .where(Pool.pool == DISPATCH_POOL, Pool.slots != cap)
+        .values(slots=cap, description=description, include_deferred=True)
+    )
+
+
+def _insert_ignoring_duplicates(session: Session, row: dict[str, Any]) -> Executable:
+    # "on conflict do nothing" waits for a concurrent insert of the same name and then skips:
+    # unlike catching the IntegrityError, it never aborts the scheduler's (PostgreSQL) transaction.
+    dialect = get_dialect_name(session)
+    if dialect in ("postgresql", "sqlite"):
+        dialect_insert = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert
+        return dialect_insert(Pool).values(row).on_conflict_do_nothing()
+    return insert(Pool).values(row).prefix_with("IGNORE")
 
 
 def _in_flight(session: Session, dag_run: DagRun, *conditions: Any) -> list[tuple[str, Any]]:
@@ -137,13 +158,22 @@ def admit(dag_run: DagRun, session: Session, *, now: datetime.datetime | None = 
         from airflow.models.dagbag import DBDagBag
 
         dag = DBDagBag().get_dag_for_run(dag_run, session=session)
-    if dag is None or is_dry_run(dag_run.conf):
+    if dag is None:
         return {}
     cursor_tasks = {task.task_id: task for task in dag.tasks if task.task_type == CURSOR_TASK_TYPE}
     if not cursor_tasks:
         return {}
-    now = now or utcnow()
     pooled = any(task.pool == DISPATCH_POOL for task in cursor_tasks.values())
+    if is_dry_run(dag_run.conf):
+        if pooled:  # never declined, but its fire waits for a slot too: the pool must exist
+            ensure_dispatch_pool(session)
+        return {}
+    now = now or utcnow()
+    # The scheduler starts every queued run of a loop in one transaction, without autoflush:
+    # the runs it already moved to running (and the cursor tasks it already declined) are
+    # only in this session until flushed. Unflushed, every run of a burst (after a restart,
+    # a backfill) would find nothing in flight, and Forbid and the cap would admit them all.
+    session.flush()
     cap = dispatch_cap() if pooled else None
     pending = session.scalars(
         select(TaskInstance).where(

@@ -1,8 +1,9 @@
 """End-to-end fixtures: a SQLite deployment with one scheduler, and a PostgreSQL one with two.
 
 Each is created once per session. The PostgreSQL deployment is shared by
-``test_postgres_faults.py`` and then ``test_postgres_ha.py`` (pytest runs them in
-that order), whose last test stops and restarts it.
+``test_postgres_dispatch_pool.py``, ``test_postgres_faults.py`` and then
+``test_postgres_ha.py`` (pytest runs them in that order), whose last test stops and
+restarts it.
 """
 
 from __future__ import annotations
@@ -58,9 +59,19 @@ def airflow_stack(e2e_home: AirflowHome) -> AirflowHome:
     """The real ``airflow dag-processor`` and ``airflow scheduler`` running against ``e2e_home``.
 
     The DAGs in the folder were never parsed before, so none of them existed before
-    ``e2e_home.started_at``.
+    ``e2e_home.started_at``. An API server serves the workers (LocalExecutor) that run
+    the cursor functions; the other DAGs' ``EmptyOperator``s need none.
     """
+    port = _free_port()
+    e2e_home.env.update(
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
+        # The scheduler signs the workers' tokens and the API server checks them: one shared secret.
+        AIRFLOW__API_AUTH__JWT_SECRET="tessera-e2e-" + "s" * 64,
+    )
+    e2e_home.start("api-server", "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1")
     e2e_home.start("dag-processor", "dag-processor")
+    # A worker the scheduler starts before the API server listens fails its task at once.
+    e2e_home.wait_for("the API server", lambda: api_server_healthy(e2e_home), timeout=300)
     e2e_home.start("scheduler", "scheduler")
     return e2e_home
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from tessera.plugin.sqlite_settings import ENVIRONMENT as SQLITE_ENVIRONMENT
+
 # The venv's bin directory, unresolved: resolving would follow the python symlink out of the venv.
 BIN = Path(sys.executable).parent
 AIRFLOW = BIN / "airflow"
@@ -122,6 +124,9 @@ class AirflowHome:
             PYTHONPATH=os.pathsep.join(filter(None, [str(support), env.get("PYTHONPATH")])),
             PYTHONUNBUFFERED="1",
         )
+        if not self.is_postgres:
+            # Every process waits up to a minute for SQLite's write lock, not sqlite3's 5 s default.
+            env.update(SQLITE_ENVIRONMENT)
         return env
 
     # -- processes ------------------------------------------------------------------------------

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -42,6 +47,10 @@ with DAG("{REFRESHED_DAG}", schedule=Every("1h"), start_date=tomorrow, catchup=F
     recompute()
 """
 SHOWN_DAGS = ("tessera_every_5m_delay", "tessera_calendar_daily_new_york", REFRESHED_DAG)
+LOCK_HELD_SECONDS = 10
+"""Longer than sqlite3's default busy timeout (5 s), well within the deployment's (sqlite_settings)."""
+ATTEMPTS = 3
+"""How often a fixture asks again after an answer a busy database explains (500, or none)."""
 
 pytestmark = [
     pytest.mark.e2e,
@@ -67,9 +76,31 @@ def _api(base: str, method: str, path: str, *, token: str = "", body: object = N
         return 0, {}
 
 
+def _api_settled(base: str, method: str, path: str, *, token: str = "", body: object = None) -> tuple[int, dict]:
+    """``_api`` for a fixture's setup step: asked again, a bounded number of times, after a 500 or no answer.
+
+    Each process waits a minute for SQLite's write lock, so a 500 here is rare; the retry keeps
+    a setup step from failing a test that is about something else. The tests themselves ask once.
+    """
+    for _ in range(ATTEMPTS):
+        status, answer = _api(base, method, path, token=token, body=body)
+        if status not in (0, 500):
+            break
+    return status, answer
+
+
+@dataclass(frozen=True)
+class AirflowUi:
+    base: str
+    """The UI's address."""
+    home: AirflowHome
+    token: str
+    """An admin's API token."""
+
+
 @pytest.fixture(scope="module")
-def airflow_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A dag-processor, scheduler and API server on a copy of ``dags_examples``; yields the UI's address."""
+def airflow_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[AirflowUi]:
+    """A dag-processor, scheduler and API server on a copy of ``dags_examples``, on SQLite."""
     home = AirflowHome(tmp_path_factory.mktemp("airflow-ui"))
     shutil.rmtree(home.dags)
     shutil.copytree(REPO / "dags_examples", home.dags, ignore=shutil.ignore_patterns("__pycache__"))
@@ -95,12 +126,13 @@ def airflow_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
         healthy = lambda: _api(base, "GET", "/api/v2/monitor/health")[0] == 200  # noqa: E731
         home.wait_for("the API server", healthy, timeout=300)
         home.wait_for("the examples to be parsed", lambda: all(map(home.is_parsed, SHOWN_DAGS)), timeout=300)
-        status, login = _api(base, "POST", "/auth/token", body={"username": "admin", "password": "admin-pw"})
+        credentials = {"username": "admin", "password": "admin-pw"}
+        status, login = _api_settled(base, "POST", "/auth/token", body=credentials)
         assert status == 201
         token, unpause = login["access_token"], {"is_paused": False}
-        status, _ = _api(base, "PATCH", f"/api/v2/dags/{REFRESHED_DAG}", token=token, body=unpause)
+        status, _ = _api_settled(base, "PATCH", f"/api/v2/dags/{REFRESHED_DAG}", token=token, body=unpause)
         assert status == 200
-        yield base
+        yield AirflowUi(base, home, token)
     finally:
         home.stop()
         if request.session.testsfailed > failed_before:
@@ -131,7 +163,7 @@ def _log_in(browser: object, base: str, user: str) -> object:
 def test_the_schedules_page_shows_the_examples_and_refresh_starts_a_run(airflow_ui, browser):
     from playwright.sync_api import expect
 
-    page = _log_in(browser, airflow_ui, "admin")
+    page = _log_in(browser, airflow_ui.base, "admin")
     page.get_by_role("link", name="Schedules").click()  # the entry the plugin adds to Airflow's navigation
     page.wait_for_url("**/plugin/tessera-schedules", timeout=30_000)
     frame = page.frame_locator("iframe[title=Schedules]")
@@ -161,7 +193,7 @@ def test_the_schedules_page_shows_the_examples_and_refresh_starts_a_run(airflow_
     expect(page.get_by_text(run_id).first).to_be_visible(timeout=60_000)
     page.screenshot(path=ARTIFACTS / "run.png")
 
-    page.goto(f"{airflow_ui}/dags/{REFRESHED_DAG}")
+    page.goto(f"{airflow_ui.base}/dags/{REFRESHED_DAG}")
     hrefs = {f"/runs/{run_id}", f"/runs/{urllib.parse.quote(run_id, safe='')}"}
     grid_bar = page.locator(", ".join(f'a[href*="{href}"]' for href in hrefs)).first
     expect(grid_bar).to_be_visible(timeout=60_000)
@@ -172,8 +204,8 @@ def test_the_schedules_page_shows_the_examples_and_refresh_starts_a_run(airflow_
 def test_a_viewer_sees_the_page_but_may_not_refresh(airflow_ui, browser):
     from playwright.sync_api import expect
 
-    page = _log_in(browser, airflow_ui, "viewer")
-    page.goto(f"{airflow_ui}/plugin/tessera-schedules")
+    page = _log_in(browser, airflow_ui.base, "viewer")
+    page.goto(f"{airflow_ui.base}/plugin/tessera-schedules")
     row = page.frame_locator("iframe[title=Schedules]").locator(f'tr.dag[data-dag-id="{REFRESHED_DAG}"]')
     expect(row).to_be_visible(timeout=90_000)
     row.locator("button.refresh").click()
@@ -181,3 +213,36 @@ def test_a_viewer_sees_the_page_but_may_not_refresh(airflow_ui, browser):
     expect(row.locator(".result")).to_have_text(refused, timeout=60_000)
     page.screenshot(path=ARTIFACTS / "viewer.png")
     page.close()
+
+
+def test_an_unpause_waits_out_a_long_write_of_another_process(airflow_ui):
+    """SQLite has one writer; sqlite3 gives up after 5 s, the deployment's processes wait a minute.
+
+    Another process (here: this test) holds the write lock for longer than 5 s, as a
+    long scheduler loop or parse does; unpausing in the UI (a write, and an action-log
+    row) must wait for it and succeed, not answer 500.
+    """
+    held, released = threading.Event(), []
+
+    def hold_the_write_lock() -> None:
+        with closing(sqlite3.connect(airflow_ui.home.db, timeout=60, isolation_level=None)) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            held.set()
+            time.sleep(LOCK_HELD_SECONDS)
+            conn.execute("ROLLBACK")
+            released.append(time.monotonic())
+
+    holder = threading.Thread(target=hold_the_write_lock)
+    holder.start()
+    try:
+        assert held.wait(60), "could not take the write lock"
+        unpause = {"is_paused": False}
+        status, answer = _api(
+            airflow_ui.base, "PATCH", f"/api/v2/dags/{REFRESHED_DAG}", token=airflow_ui.token, body=unpause
+        )
+        answered = time.monotonic()
+    finally:
+        holder.join()
+    assert (status, answer.get("is_paused")) == (200, False)
+    # The test proves something only if the request met the lock: it answered after the release.
+    assert answered > released[0]

@@ -37,10 +37,13 @@ def cap_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW__TESSERA__MAX_CONCURRENT_DISPATCHES", "1")
 
 
-def _queue_run(dag_id: str, run_type: str, *, late: datetime.timedelta | None = None) -> str:
+def _queue_run(
+    dag_id: str, run_type: str, *, late: datetime.timedelta | None = None, conf: dict[str, Any] | None = None
+) -> str:
     """Queue a run the way the scheduler (scheduled) or the REST API (manual) creates one.
 
     ``late``: a scheduled run for the tick that far in the past (created in time, started late).
+    ``conf``: the run's conf (a run-now's).
     """
     from airflow._shared.timezones.timezone import utcnow
     from airflow.models.dag import DagModel
@@ -76,6 +79,7 @@ def _queue_run(dag_id: str, run_type: str, *, late: datetime.timedelta | None = 
             run_type=kind,
             triggered_by=triggered_by,
             state=DagRunState.QUEUED,
+            conf=conf,
             session=session,
         )
         return run.run_id
@@ -140,6 +144,62 @@ def test_forbid_skips_ticks_during_a_fire_and_the_cap_skips_only_scheduled_ticks
     )
     cursor_dags.behave(busy, mode="ok")
     assert cursor_dags.fire(dag).state == "success"  # with nothing in flight, a fire goes ahead
+
+
+def test_the_dispatch_pool_is_created_once_when_one_transaction_asks_twice(airflow_db):
+    """A fresh deployment has no dispatch pool; two admissions in one scheduler loop both ask for it."""
+    from airflow.models.pool import Pool
+    from airflow.utils.session import create_session
+    from airflow.utils.sqlalchemy import prohibit_commit
+    from sqlalchemy import delete, select, update
+
+    from tessera.operators.dispatch import ensure_dispatch_pool
+
+    with create_session() as session:  # as freshly migrated: only Airflow's default_pool
+        session.execute(delete(Pool).where(Pool.pool == "tessera_dispatch"))
+    with create_session() as session, prohibit_commit(session) as guard:
+        # The scheduler's session: no autoflush, no savepoint, committed once through its guard.
+        ensure_dispatch_pool(session)
+        ensure_dispatch_pool(session)
+        guard.commit()
+    with create_session() as session:
+        session.execute(update(Pool).where(Pool.pool == "tessera_dispatch").values(slots=3))
+    with create_session() as session, prohibit_commit(session) as guard:
+        ensure_dispatch_pool(session)  # resized back to the configured cap
+        ensure_dispatch_pool(session)
+        guard.commit()
+    with create_session() as session:
+        pools = session.scalars(select(Pool).where(Pool.pool == "tessera_dispatch")).all()
+        assert [(pool.slots, pool.include_deferred) for pool in pools] == [(10, True)]
+
+
+def test_a_dry_run_as_the_first_run_of_a_fresh_deployment_gets_the_dispatch_pool(cursor_dags, admission):
+    """Never declined, but its fire still waits for a slot: without the pool it would wait forever."""
+    from airflow.models.pool import Pool
+    from airflow.utils.session import create_session
+    from sqlalchemy import delete
+
+    dag_id = "cursor_t_first_dry_run"
+    cursor_dags.add(dag_id)
+    with create_session() as session:  # as freshly migrated: only Airflow's default_pool
+        session.execute(delete(Pool).where(Pool.pool == "tessera_dispatch"))
+    dry_run = _queue_run(dag_id, "manual", conf={"dry_run": True})
+    _scheduler_starts_queued_runs()
+    assert _skip_reason(dag_id, dry_run) == (None, None)
+    assert Pool.get_pool("tessera_dispatch").slots == 10
+
+
+def test_forbid_admits_one_of_several_ticks_started_in_the_same_scheduler_loop(cursor_dags, admission):
+    """After a scheduler restart, queued ticks of one function start together: only the oldest may fire."""
+    dag_id = "cursor_t_forbid_burst"
+    cursor_dags.add(dag_id)
+    ticks = [_queue_run(dag_id, "scheduled", late=datetime.timedelta(minutes=m)) for m in (3, 2, 1)]
+    _scheduler_starts_queued_runs()  # one loop, one transaction: all three go from queued to running
+    assert [_skip_reason(dag_id, tick) for tick in ticks] == [
+        (None, None),
+        ("skipped", "ConcurrencyForbidden"),
+        ("skipped", "ConcurrencyForbidden"),
+    ]
 
 
 def test_a_tick_that_starts_later_than_its_starting_deadline_is_skipped(cursor_dags, admission):
