@@ -19,7 +19,7 @@ import json
 
 import pytest
 
-from tessera.operators.fire_record import RECORD_KEY
+from tessera.operators.functions.record import RECORD_KEY
 
 from .harness import AirflowHome
 

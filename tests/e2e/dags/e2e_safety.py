@@ -17,7 +17,7 @@ import datetime
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 
-from tessera.operators.cursor_function import CursorFunctionOperator
+from tessera.operators.functions.operator import CursorFunctionOperator
 from tessera.timetables import Backfill, Cron, Every, Fixed
 
 

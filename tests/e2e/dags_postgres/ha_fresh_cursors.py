@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from airflow.sdk import DAG
 
-from tessera.operators.cursor_function import CursorFunctionOperator
+from tessera.operators.functions.operator import CursorFunctionOperator
 from tessera.timetables import Every, Fixed
 
 

@@ -153,7 +153,7 @@ def test_the_dispatch_pool_is_created_once_when_one_transaction_asks_twice(airfl
     from airflow.utils.sqlalchemy import prohibit_commit
     from sqlalchemy import delete, select, update
 
-    from tessera.operators.dispatch import ensure_dispatch_pool
+    from tessera.operators.functions.admission import ensure_dispatch_pool
 
     with create_session() as session:  # as freshly migrated: only Airflow's default_pool
         session.execute(delete(Pool).where(Pool.pool == "tessera_dispatch"))
