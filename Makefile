@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_HOME ?= $(CURDIR)/.demo
 
-.PHONY: demo test venv lint bench clean
+.PHONY: demo test venv lint bench dist clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,5 +31,14 @@ lint: venv
 bench: venv
 	$(BIN)/python bench/run.py
 
+# The wheel and the sdist in dist/ (until the project is published: pip install dist/*.whl).
+# setuptools leaves build/ and the egg-info beside the sources; they would shadow the
+# installed metadata (see venv above), so they go.
+dist: venv
+	rm -rf dist build *.egg-info
+	$(BIN)/python -m build --outdir dist .
+	rm -rf build *.egg-info
+	$(BIN)/twine check --strict dist/*
+
 clean:
-	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info
+	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info build dist

@@ -156,14 +156,15 @@ def run_started(dag_run: DagRun, session: Session) -> str | None:
     now = datetime.datetime.now(datetime.timezone.utc)
     stale = stale_parents(parents, last, now=now, hours=hours)
     if stale:
-        from airflow.observability.stats import Stats
+        from .stats import Metric, emit
 
         log.warning(
             "Schedule %s run %s of %s proceeds with stale parents (no completed fire within %g h): %s",
             name, dag_run.run_id, dag_run.dag_id, hours, ", ".join(stale),
         )  # fmt: skip
-        for parent in stale:
-            Stats.incr(STALE_METRIC, tags={"schedule": name, "parent": parent, "dag_id": dag_run.dag_id})
+        for parent in stale:  # per-DAG name: tessera.schedule.stale_parent.<dag_id>, schedule and parent as tags
+            tags = {"dag_id": dag_run.dag_id, "schedule": name, "parent": parent}
+            emit(Metric(STALE_METRIC, "counter"), tags, where="core")
     note = release_note(released, stale, last, now=now, hours=hours)
     if not note:
         return None

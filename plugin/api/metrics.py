@@ -2,7 +2,10 @@
 
 They reach whatever backend ``[metrics]`` configures (StatsD, OpenTelemetry, ...),
 prefixed like every Airflow metric (``airflow.`` by default), and carry the DAG id as
-a ``dag_id`` tag where the backend supports tags.
+a ``dag_id`` tag where the backend supports tags; like Airflow's own per-DAG metrics,
+each is also sent as ``<name>.<dag_id>`` (while ``[metrics] legacy_names_on`` is on)
+for plain StatsD, which drops tags. The outcome is in the name, as in Airflow's
+``dagrun.duration.success``.
 
 =============================  ======================================================
 ``tessera.refresh.requested``  every refresh request that passed authorization
@@ -16,6 +19,8 @@ a ``dag_id`` tag where the backend supports tags.
 from __future__ import annotations
 
 from typing import Literal
+
+from tessera.operators.stats import Metric, emit
 
 Outcome = Literal["started", "joined", "coalesced"]
 
@@ -31,9 +36,4 @@ ALL = (REQUESTED, *OUTCOMES.values(), RETRIED)
 
 def count(metric: str, dag_id: str) -> None:
     """Add one to ``metric`` for ``dag_id``; a metrics backend failure never fails the request."""
-    from airflow.observability.stats import Stats
-
-    try:
-        Stats.incr(metric, tags={"dag_id": dag_id})
-    except Exception:  # the refresh already happened; losing one count is the lesser harm
-        return
+    emit(Metric(metric, "counter"), {"dag_id": dag_id}, where="core")

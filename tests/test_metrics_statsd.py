@@ -1,0 +1,345 @@
+"""Tessera's metrics as a metrics backend receives them: real datagrams on 127.0.0.1.
+
+Airflow's own ``Stats`` sends them, configured the way a deployment configures it
+(``[metrics]`` through ``AIRFLOW__METRICS__*``) and re-initialised after each change,
+since its backend is built once from the settings of the moment. Plain StatsD drops
+tags, so it must see per-DAG (per-function) names; Datadog StatsD must see the tags;
+OpenTelemetry is exercised through Airflow's OTLP/HTTP exporter against a receiver in
+this test (no collector). Real fires, a real admission and a real AFTER release emit
+them; the refresh counter is emitted by the function the API calls.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tessera.operators import metrics
+from tessera.plugin import metrics as refresh_metrics
+
+from .operators.conftest import CursorDags, stored_cursor
+from .operators.test_cursor_admission import _queue_run, _scheduler_starts_queued_runs, _skip_reason
+from .operators.test_fan_in_db import Deployment
+
+SINCE = metrics.SECONDS_SINCE_LAST_SUCCESS
+
+
+@dataclass(frozen=True)
+class Datagram:
+    name: str
+    value: str
+    kind: str
+    tags: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, line: str) -> Datagram:
+        # name:value|type[|@rate][|#tag:value,...]  (StatsD, with Datadog's tag extension)
+        head, *fields = line.split("|")
+        name, _, value = head.rpartition(":")
+        tags = {}
+        for extra in fields[1:]:
+            if extra.startswith("#"):
+                tags = dict(tag.split(":", 1) for tag in extra[1:].split(","))
+        return cls(name, value, fields[0], tags)
+
+
+class StatsdListener:
+    """A UDP socket on 127.0.0.1 standing in for the StatsD agent."""
+
+    def __init__(self) -> None:
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.settimeout(0.2)
+        self.port = self.socket.getsockname()[1]
+        self.received: list[Datagram] = []
+
+    def until(self, done: Callable[[list[Datagram]], bool], timeout: float = 15) -> list[Datagram]:
+        """Read datagrams until ``done`` holds for all received so far (or fail after ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while not done(self.received):
+            if time.monotonic() > deadline:
+                pytest.fail("never received the expected metrics; got:\n" + "\n".join(map(str, self.received)))
+            try:
+                payload = self.socket.recv(65535)
+            except TimeoutError:
+                continue
+            self.received += [Datagram.parse(line) for line in payload.decode().splitlines() if line]
+        return self.received
+
+    def drain(self) -> list[Datagram]:
+        """Everything still on its way: read until the socket stays quiet for a moment."""
+        for _ in range(100):
+            try:
+                payload = self.socket.recv(65535)
+            except TimeoutError:
+                break
+            self.received += [Datagram.parse(line) for line in payload.decode().splitlines() if line]
+        return self.received
+
+    def named(self, name: str) -> list[Datagram]:
+        return [gram for gram in self.received if gram.name == name]
+
+
+def _use_metrics(monkeypatch: pytest.MonkeyPatch, **settings: object) -> None:
+    """Set ``[metrics]`` options as a deployment's environment would, then rebuild both Stats backends."""
+    for key, value in settings.items():
+        monkeypatch.setenv(f"AIRFLOW__METRICS__{key.upper()}", str(value))
+    _reinitialize()
+
+
+def _reinitialize() -> None:
+    import airflow.sdk.serde  # noqa: F401  (its import initialises the Task SDK's Stats; ours comes after)
+    from airflow.configuration import conf
+    from airflow.observability import stats as core_stats
+    from airflow.observability.metrics import stats_utils as core_factory
+    from airflow.sdk.observability import stats as task_stats
+    from airflow.sdk.observability.metrics import stats_utils as task_factory
+
+    legacy = conf.getboolean("metrics", "legacy_names_on")
+    core_stats.initialize(factory=core_factory.get_stats_factory(), export_legacy_names=legacy)
+    task_stats.initialize(factory=task_factory.get_stats_factory(), export_legacy_names=legacy)
+
+
+@pytest.fixture
+def statsd(monkeypatch: pytest.MonkeyPatch) -> Iterator[StatsdListener]:
+    listener = StatsdListener()
+    monkeypatch.setenv("AIRFLOW__METRICS__STATSD_HOST", "127.0.0.1")
+    monkeypatch.setenv("AIRFLOW__METRICS__STATSD_PORT", str(listener.port))
+    yield listener
+    listener.socket.close()
+    monkeypatch.undo()
+    _reinitialize()  # back to this session's settings: no metrics
+
+
+@pytest.fixture(scope="module")
+def cursor_dags(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> CursorDags:
+    return CursorDags(tmp_path_factory.mktemp("metrics-dags"))
+
+
+@pytest.fixture
+def admission() -> Iterator[None]:
+    from airflow.listeners.listener import get_listener_manager
+
+    from tessera.operators.dispatch import admission_listener
+
+    manager = get_listener_manager()
+    manager.add_listener(admission_listener)
+    yield
+    manager.pm.unregister(admission_listener)
+
+
+def test_plain_statsd_gets_per_function_names_so_two_functions_gauges_stay_apart(
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_metrics(monkeypatch, statsd_on=True)
+    healthy, failing = cursor_dags.add("metrics_healthy"), cursor_dags.add("metrics_failing")
+    cursor_dags.fire(healthy)
+    cursor_dags.fire(failing)
+    cursor_dags.behave("metrics_failing", mode="raise")
+    cursor_dags.fire(failing)
+
+    failing_gauge = f"airflow.{SINCE}.metrics_failing.fn"
+    statsd.until(lambda grams: sum(g.name == failing_gauge for g in grams) == 2)
+    assert [float(g.value) for g in statsd.named(f"airflow.{SINCE}.metrics_healthy.fn")] == [0]
+    assert [float(g.value) > 0 for g in statsd.named(failing_gauge)] == [False, True]
+    assert all(g.kind == "g" and g.tags == {} for g in statsd.named(failing_gauge))
+    fires = f"airflow.{metrics.FIRES}"
+    assert [g.value for g in statsd.named(f"{fires}.Succeeded.metrics_healthy.fn")] == ["1"]
+    assert [g.value for g in statsd.named(f"{fires}.Succeeded.metrics_failing.fn")] == ["1"]
+    assert [(g.value, g.kind) for g in statsd.named(f"{fires}.Failed.metrics_failing.fn")] == [("1", "c")]
+    assert len(statsd.named(fires)) == 3  # the tag-aware name too: the total over every function
+    assert [g.kind for g in statsd.named(f"airflow.{metrics.FIRE_DURATION}.Failed.metrics_failing.fn")] == ["ms"]
+
+
+def test_datadog_statsd_tags_a_concurrency_forbidden_skip_with_its_reason_and_dag(
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch, admission: None
+) -> None:
+    _use_metrics(monkeypatch, statsd_datadog_enabled=True)
+    dag_id = "metrics_forbid"
+    cursor_dags.add(dag_id)
+    first = _queue_run(dag_id, "manual")
+    _scheduler_starts_queued_runs()  # admitted: its fire is now in flight
+    second = _queue_run(dag_id, "manual")
+    _scheduler_starts_queued_runs()  # declined by the admission in the scheduler: Forbid
+
+    skips = f"airflow.{metrics.SKIPS}"
+    per_dag = f"{skips}.ConcurrencyForbidden.{dag_id}.fn"
+    statsd.until(lambda grams: any(g.name == per_dag for g in grams))
+    (tagged,) = statsd.named(skips)
+    assert (tagged.value, tagged.kind) == ("1", "c")
+    assert tagged.tags == {"dag_id": dag_id, "task_id": "fn", "reason": "ConcurrencyForbidden"}
+    assert [g.tags for g in statsd.named(per_dag)] == [{}]  # every variable is in the name
+    assert (_skip_reason(dag_id, first), _skip_reason(dag_id, second)) == (
+        (None, None),
+        ("skipped", "ConcurrencyForbidden"),
+    )
+
+
+def test_refresh_and_stale_parent_counters_carry_the_dag_tag_and_a_per_dag_name(
+    tmp_path: Path, airflow_db: str, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_metrics(monkeypatch, statsd_datadog_enabled=True)
+    refresh_metrics.count(refresh_metrics.OUTCOMES["joined"], "metrics_dashboard")
+    joined = "airflow.tessera.refresh.joined"
+    assert [g.tags for g in statsd.until(lambda grams: len(grams) == 2)] == [{"dag_id": "metrics_dashboard"}, {}]
+    assert [g.name for g in statsd.received] == [joined, f"{joined}.metrics_dashboard"]
+
+    deployment = Deployment(tmp_path, STALE_DAGS, prefix="m_fresh")
+    deployment.run("m_fresh_a", datetime.datetime.now(datetime.timezone.utc), state="success")
+    time.sleep(STALE_AFTER_HOURS * 3600 + 1.5)  # the first parent's fire is now older than the window
+    deployment.run("m_fresh_b", datetime.datetime.now(datetime.timezone.utc), state="success")
+    deployment.schedule()  # the child starts: the release notes m_fa as stale
+    stale = "airflow.tessera.schedule.stale_parent"
+    statsd.until(lambda grams: any(g.name == f"{stale}.m_fresh_child" for g in grams))
+    assert [g.tags for g in statsd.named(stale)] == [{"dag_id": "m_fresh_child", "schedule": "m_fc", "parent": "m_fa"}]
+    assert [g.tags for g in statsd.named(f"{stale}.m_fresh_child")] == [{"schedule": "m_fc", "parent": "m_fa"}]
+
+
+STALE_AFTER_HOURS = 0.0005
+"""1.8 s: a parent whose last fire is older than that is stale."""
+STALE_DAGS = f"""
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import DAG
+from tessera.operators.schedule import Schedule
+from tessera.operators.schedule_set import ScheduleSet
+
+S = ScheduleSet([
+    Schedule("m_fa", interval_seconds=3600),
+    Schedule("m_fb", interval_seconds=3600),
+    Schedule("m_fc", after=["m_fa", "m_fb"], parent_freshness={STALE_AFTER_HOURS}),
+])
+for schedule, dag_id in [("m_fa", "m_fresh_a"), ("m_fb", "m_fresh_b"), ("m_fc", "m_fresh_child")]:
+    with DAG(dag_id, start_date=None, **S.dag_kwargs(schedule)) as dag:
+        EmptyOperator(task_id="work")
+    S.apply(dag)
+"""
+
+
+def test_with_legacy_names_off_only_the_tagged_name_is_sent(
+    airflow_db: str, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_metrics(monkeypatch, statsd_datadog_enabled=True, legacy_names_on=False)
+    metrics.tick_skipped("metrics_quiet", "fn", "MissedDeadline", in_task=False)
+    refresh_metrics.count(refresh_metrics.REQUESTED, "metrics_quiet")
+    statsd.until(lambda grams: len(grams) >= 2)
+    assert [g.name for g in statsd.drain()] == [f"airflow.{metrics.SKIPS}", "airflow.tessera.refresh.requested"]
+
+
+def reject_tessera(name: str) -> str:
+    """A ``[metrics] stat_name_handler`` with a bug that bites only tessera's names."""
+    if name.startswith("tessera."):
+        raise ValueError(f"cannot handle {name}")
+    return name
+
+
+def test_a_broken_metrics_backend_never_fails_a_fire(
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_metrics(monkeypatch, statsd_on=True, stat_name_handler=f"{__name__}.reject_tessera")
+    dag = cursor_dags.add("metrics_broken_backend")
+    ti = cursor_dags.fire(dag)
+    metrics.tick_skipped("metrics_broken_backend", "fn", "ConcurrencyForbidden", in_task=False)
+    refresh_metrics.count(refresh_metrics.REQUESTED, "metrics_broken_backend")
+    assert ti.state == "success"
+    assert stored_cursor("metrics_broken_backend-state") == {"n": 1}
+    assert statsd.drain() and not [g for g in statsd.received if "tessera" in g.name]  # Airflow's own still flow
+
+
+class OtlpReceiver(ThreadingHTTPServer):
+    """An OTLP/HTTP endpoint on 127.0.0.1 keeping every data point exported to ``/v1/metrics``."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _OtlpHandler)
+        self.points: list[tuple[str, dict[str, str], float]] = []
+
+    def keep(self, body: bytes) -> None:
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+        request = ExportMetricsServiceRequest.FromString(body)
+        for resource in request.resource_metrics:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    kind = metric.WhichOneof("data")
+                    for point in getattr(metric, kind).data_points:
+                        attributes = {kv.key: kv.value.string_value for kv in point.attributes}
+                        histogram = kind == "exponential_histogram"
+                        value = point.sum if histogram else getattr(point, point.WhichOneof("value"))
+                        self.points.append((metric.name, attributes, value))
+
+
+class _OtlpHandler(BaseHTTPRequestHandler):
+    server: OtlpReceiver
+
+    def do_POST(self) -> None:  # noqa: N802 (the name http.server dispatches to)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        self.server.keep(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the signature http.server calls)
+        pass
+
+
+@pytest.fixture
+def otlp(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpReceiver]:
+    receiver = OtlpReceiver()
+    thread = threading.Thread(target=receiver.serve_forever, daemon=True)
+    thread.start()
+    yield receiver
+    receiver.shutdown()
+    receiver.server_close()
+    monkeypatch.undo()
+    _reinitialize()
+    _quiet_meter_provider()
+
+
+def _quiet_meter_provider() -> None:
+    """Leave a provider with no exporter: Airflow flushes the current one when the process exits."""
+    import opentelemetry.metrics._internal as otel_internal
+    from opentelemetry import metrics as otel
+    from opentelemetry.sdk.metrics import MeterProvider
+
+    otel_internal._METER_PROVIDER_SET_ONCE._done = False  # as Airflow's get_otel_logger does before setting its own
+    otel.set_meter_provider(MeterProvider())
+
+
+def _export_and_stop() -> None:
+    """Stop the current OpenTelemetry meter provider: its reader exports once more, then no more."""
+    from opentelemetry import metrics as otel
+
+    otel.get_meter_provider().shutdown()
+
+
+def test_opentelemetry_gets_the_tags_as_attributes_from_the_scheduler_and_the_task_side(
+    airflow_db: str, otlp: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _use_metrics(monkeypatch, otel_on=True, otel_host="127.0.0.1", otel_port=otlp.server_port)
+    metrics.tick_skipped("metrics_otel_a", "fn", "ConcurrencyForbidden", in_task=False)  # the scheduler's Stats
+    _export_and_stop()
+    took = datetime.timedelta(seconds=2)
+    metrics.fire_finished("metrics_otel_a", "fn", outcome="Succeeded", duration=took, since_success=0.0)
+    metrics.fire_finished("metrics_otel_b", "fn", outcome="Failed", duration=took, since_success=30.0)
+    _export_and_stop()  # the Task SDK's Stats built its own provider
+
+    skips = [(tags, value) for name, tags, value in otlp.points if name == f"airflow.{metrics.SKIPS}"]
+    assert skips == [({"dag_id": "metrics_otel_a", "task_id": "fn", "reason": "ConcurrencyForbidden"}, 1)]
+    gauges = {tags["dag_id"]: value for name, tags, value in otlp.points if name == f"airflow.{SINCE}"}
+    assert gauges == {"metrics_otel_a": 0, "metrics_otel_b": 30}
+    fires = {(tags["dag_id"], tags["outcome"]) for name, tags, _ in otlp.points if name == f"airflow.{metrics.FIRES}"}
+    assert fires == {("metrics_otel_a", "Succeeded"), ("metrics_otel_b", "Failed")}
+    durations = [value for name, _, value in otlp.points if name == f"airflow.{metrics.FIRE_DURATION}"]
+    assert durations == [2000.0, 2000.0]  # milliseconds, as Airflow's timers
