@@ -130,7 +130,7 @@ def cursor_dags(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Cu
 def admission() -> Iterator[None]:
     from airflow.listeners.listener import get_listener_manager
 
-    from tessera.operators.dispatch import admission_listener
+    from tessera.operators.functions.admission import admission_listener
 
     manager = get_listener_manager()
     manager.add_listener(admission_listener)
@@ -210,8 +210,8 @@ STALE_AFTER_HOURS = 0.0005
 STALE_DAGS = f"""
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
-from tessera.operators.schedule import Schedule
-from tessera.operators.schedule_set import ScheduleSet
+from tessera.operators.schedules.schedule import Schedule
+from tessera.operators.schedules.schedule_set import ScheduleSet
 
 S = ScheduleSet([
     Schedule("m_fa", interval_seconds=3600),

@@ -156,7 +156,7 @@ def run_started(dag_run: DagRun, session: Session) -> str | None:
     now = datetime.datetime.now(datetime.timezone.utc)
     stale = stale_parents(parents, last, now=now, hours=hours)
     if stale:
-        from .stats import Metric, emit
+        from tessera.operators.stats import Metric, emit
 
         log.warning(
             "Schedule %s run %s of %s proceeds with stale parents (no completed fire within %g h): %s",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime
 
-from .stats import Metric, Where, emit
+from tessera.operators.stats import Metric, Where, emit
 
 PREFIX = "tessera.cursor_function"
 FIRES = f"{PREFIX}.fires"
