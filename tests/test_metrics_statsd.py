@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from tessera.operators import metrics
-from tessera.plugin import metrics as refresh_metrics
+from tessera.operators.functions import metrics
+from tessera.plugin.api import metrics as refresh_metrics
 
 from .operators.conftest import CursorDags, stored_cursor
-from .operators.test_cursor_admission import _queue_run, _scheduler_starts_queued_runs, _skip_reason
-from .operators.test_fan_in_db import Deployment
+from .operators.fan_in.test_fan_in_db import Deployment
+from .operators.functions.test_cursor_admission import _queue_run, _scheduler_starts_queued_runs, _skip_reason
 
 SINCE = metrics.SECONDS_SINCE_LAST_SUCCESS
 

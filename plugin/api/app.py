@@ -36,7 +36,7 @@ from .refresh_status import refresh_run, refresh_status, run_by_id
 from .row_errors import plan_row, status_row
 from .schedules import ScheduledDag, scheduled_dags
 
-UI_DIR = Path(__file__).resolve().parent / "ui"
+UI_DIR = Path(__file__).resolve().parent.parent / "ui"  # plugin/ui, beside this package
 UI_ASSETS = {"schedules.js": "text/javascript", "schedules.css": "text/css", "icon.svg": "image/svg+xml"}
 
 read_dag = Depends(requires_access_dag(method="GET"))
