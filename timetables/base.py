@@ -14,7 +14,6 @@ import datetime
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import pendulum
 from airflow._shared.timezones.timezone import utcnow
 from airflow.exceptions import AirflowTimetableInvalid
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
@@ -24,6 +23,7 @@ from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
 from ._time.durations import format_duration, parse_duration
 from ._time.phase import default_spread_bound
 from ._time.plan import Plan, PlannedRun
+from .instants import from_us, to_us
 from .policies import (
     CatchUp,
     Phase,
@@ -34,7 +34,7 @@ from .policies import (
     check_phase,
     phase_from_dict,
 )
-from .run_info import RunSchedule
+from .public_plan import PublicPlan
 
 Duration = str | datetime.timedelta
 
@@ -45,23 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_EPOCH = pendulum.DateTime(1970, 1, 1, tzinfo=pendulum.UTC)
-_add = datetime.datetime.__add__
-_sub = datetime.datetime.__sub__
-
-
-def to_us(moment: datetime.datetime) -> int:
-    """An aware datetime as microseconds since the Unix epoch (datetime's own C arithmetic, exact)."""
-    delta = _sub(moment, _EPOCH)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def from_us(us: int) -> DateTime:
-    """Microseconds since the Unix epoch as a UTC pendulum ``DateTime`` (what Airflow stores)."""
-    return _add(_EPOCH, datetime.timedelta(microseconds=us))
-
-
-class TesseraTimetable(Timetable):
+class TesseraTimetable(PublicPlan, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
@@ -168,71 +152,6 @@ class TesseraTimetable(Timetable):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.summary}>"
-
-    # -- the public plan: every other part of tessera asks "when" here ------------------------
-
-    @property
-    def phase(self) -> datetime.timedelta:
-        """How long after its occurrence each run may start (never moves the window)."""
-        return datetime.timedelta(microseconds=self._plan.phase)
-
-    @property
-    def delay(self) -> datetime.timedelta:
-        """How far both window bounds are shifted back from the occurrence."""
-        return datetime.timedelta(microseconds=self._plan.delay)
-
-    @property
-    def lookback(self) -> datetime.timedelta | None:
-        """The fixed window span (``window=``), or ``None`` when windows tile occurrence to occurrence."""
-        lookback = self._plan.lookback
-        return None if lookback is None else datetime.timedelta(microseconds=lookback)
-
-    @property
-    def timezone(self) -> str:
-        """The IANA zone the schedule is read in (``"UTC"`` for absolute-time cadences)."""
-        return "UTC"
-
-    @property
-    def is_wall_clock(self) -> bool:
-        """True when occurrences follow a wall clock (calendar, cron); False on absolute time."""
-        return False
-
-    def upcoming(
-        self,
-        *,
-        after: datetime.datetime,
-        count: int,
-        until: datetime.datetime | None = None,
-        start_date: datetime.datetime | None = None,
-        end_date: datetime.datetime | None = None,
-    ) -> list[RunSchedule]:
-        """The next ``count`` runs that may start strictly after ``after``, exactly as the scheduler creates them.
-
-        ``start_date`` and ``end_date`` are the DAG's: they bound each run's period as they do for
-        the scheduler (see the class docstring); ``until`` stops at the first run starting after it.
-        """
-        runs = self._plan.upcoming(
-            to_us(after),
-            count,
-            earliest=None if start_date is None else to_us(start_date),
-            latest=None if end_date is None else to_us(end_date),
-            until=None if until is None else to_us(until),
-        )
-        return [self._schedule(run) for run in runs]
-
-    def run_of(self, window_end: datetime.datetime) -> RunSchedule:
-        """The schedule facts of the run whose window ends at ``window_end`` (a stored run's data interval end)."""
-        return self._schedule(self._plan.run(self._plan.occurrence_of_window_end(to_us(window_end))))
-
-    def _schedule(self, run: PlannedRun) -> RunSchedule:
-        return RunSchedule(
-            occurrence=from_us(run.occurrence),
-            run_after=from_us(run.run_after),
-            window_start=from_us(run.window_start),
-            window_end=from_us(run.window_end),
-            phase_ms=self._plan.phase // 1000,
-            interval_ms=run.interval // 1000,
-        )
 
     # -- what the UI shows --------------------------------------------------------------------
 
