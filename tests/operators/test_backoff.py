@@ -140,7 +140,7 @@ def test_policy_round_trips_its_own_serialization():
         pytest.param((object(),), {}, TypeError, "schedule: <object", id="no-period"),
         pytest.param(("1d",), {"retries": -1}, ValueError, "retries: -1", id="negative-retries"),
         pytest.param(("soon",), {}, ValueError, "schedule: 'soon' is not a duration", id="bad-duration"),
-        pytest.param(("1d",), {"first": "367d"}, ValueError, "first: '367d' is longer than 366 days", id="first-max"),
+        pytest.param(("1d",), {"first": "367d"}, ValueError, "first: '367d' is longer than", id="first-max"),
         pytest.param(("99999999999d",), {}, ValueError, "schedule: '99999999999d' is longer", id="period-huge"),
         pytest.param(("1d",), {"retries": 1001}, ValueError, "retries: 1001 must be .* 0 to 1000", id="retries-max"),
     ],

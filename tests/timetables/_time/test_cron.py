@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tessera.timetables._time.cron import CronCadence, CronInvalid, parse_cron
 from tessera.timetables._time.durations import US_PER_DAY, US_PER_MINUTE, US_PER_SECOND
+from tessera.timetables._time.epoch import days_in_month
 from tessera.timetables._time.grid import EpochGrid
 
 UTC = datetime.timezone.utc
@@ -315,6 +316,9 @@ def cron_expressions(draw) -> tuple[str, list[FieldDraw]]:
             )
         ),
     ]
+    (_, _, _), (_, _, _), (_, days, days_star), (_, months, _), (_, _, weekdays_star) = fields
+    # An expression whose date fields can never agree is refused at parse time (a test of its own).
+    assume(not (days_star or weekdays_star) or any(day <= days_in_month(None, m) for m in months for day in days))
     return " ".join(text for text, _, _ in fields), fields
 
 
