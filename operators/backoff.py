@@ -22,7 +22,7 @@ from typing import Any
 
 from airflow.sdk import RetryDecision, RetryPolicy
 
-from tessera.timetables._time.durations import format_duration, parse_duration
+from tessera.timetables.durations import format_duration, parse_duration
 
 from .excerpt import excerpt
 

@@ -7,7 +7,8 @@
     $ tessera plan --api http://localhost:8080 --token "$TOKEN"
 
 The local form needs no running Airflow and no metadata database, so a schedule can
-be checked before it is deployed. It exits 1 when a file does not import or the
+be checked before it is deployed. Both forms list the runs the scheduler creates: each
+DAG's start and end dates bound them as they bound the scheduler. It exits 1 when a file does not import or the
 declared schedules contradict each other (unknown AFTER parents, cycles).
 """
 
@@ -56,7 +57,7 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
     from tessera.timetables.base import TesseraTimetable
 
     from .api.adapters import declared_schedule_check
-    from .api.schedules import upcoming
+    from .api.schedules import duration_text, occurrence_of, planned_runs
 
     # Airflow logs to stdout while it loads the files; keep stdout for the plan itself.
     with contextlib.redirect_stdout(sys.stderr):
@@ -81,27 +82,20 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
         timetable = dag.timetable
         if not isinstance(timetable, TesseraTimetable) or dag_id not in (None, dag.dag_id):
             continue
-        plan = timetable._plan
+        # The DAG's start and end dates bound its runs, exactly as the scheduler bounds them.
+        runs = planned_runs(timetable, dag, after=after, count=count, until=None)
         dags.append(
             {
                 "dag_id": dag.dag_id,
                 "summary": timetable.summary,
-                "timezone": timetable.serialize().get("timezone") or "UTC",
-                "phase": _duration(plan.phase),
-                "delay": _duration(plan.delay) if plan.delay else None,
-                "occurrences": [
-                    o.model_dump(mode="json") for o in upcoming(timetable, after=after, count=count, until=None)
-                ],
+                "timezone": timetable.timezone,
+                "phase": duration_text(timetable.phase),
+                "delay": duration_text(timetable.delay) if timetable.delay else None,
+                "occurrences": [occurrence_of(run, timetable.timezone).model_dump(mode="json") for run in runs],
                 "contradictions": [c for c in contradictions if dag.dag_id in c["dag_ids"]],
             }
         )
     return {"dags": dags, "contradictions": contradictions, "plan_check": check}
-
-
-def _duration(us: int) -> str:
-    from tessera.timetables._time.durations import format_duration
-
-    return format_duration(us)
 
 
 def remote_plan(api: str, token: str | None, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict:

@@ -1,6 +1,6 @@
 """Scheduler side of AFTER fan-in: turn completed fires into asset events, and annotate the runs they release.
 
-Called by the tessera listener (``plugin/listeners.py``) inside the scheduler's
+Called by the tessera listener (``plugin/listener.py``) inside the scheduler's
 own transaction, through the dag run's session: the asset event, the queue rows
 Airflow adds for the children (``asset_dag_run_queue``) and the run's new state
 commit together or not at all, and SQLite sees a single writer.

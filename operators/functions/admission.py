@@ -30,7 +30,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from airflow._shared.timezones.timezone import utcnow
-from airflow.listeners import hookimpl
 from airflow.models.dagrun import DagRun
 from airflow.models.pool import Pool
 from airflow.models.taskinstance import TaskInstance
@@ -39,7 +38,6 @@ from airflow.utils.sqlalchemy import get_dialect_name
 from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunType
 from sqlalchemy import insert, or_, select, update
-from sqlalchemy.orm import object_session
 
 from . import metrics
 from .policy import (
@@ -219,21 +217,3 @@ def _message(reason: SkipReason) -> str:
         SkipReason.DISPATCH_CAP_REACHED: f"[{CONFIG_SECTION}] {CAP_OPTION} fires were already in flight",
     }.get(reason, reason.value)
 
-
-class AdmissionListener:
-    """The scheduler-side listener; register :data:`admission_listener` in ``AirflowPlugin.listeners``."""
-
-    @hookimpl
-    def on_dag_run_running(self, dag_run: DagRun, msg: str) -> None:
-        # In the scheduler the run belongs to its session: the decision commits with the
-        # run's start. A run changed outside any session (rare) is left alone.
-        session = object_session(dag_run)
-        if session is None:
-            return
-        try:
-            admit(dag_run, session)
-        except Exception:
-            log.exception("tessera: admission of %s %s failed; it fires unchecked", dag_run.dag_id, dag_run.run_id)
-
-
-admission_listener = AdmissionListener()

@@ -78,12 +78,10 @@ def next_fires(schedule: Schedule, *, now: datetime.datetime, count: int) -> lis
     """The next ``count`` fire instants after ``now``, from the plan of the timetable the DAGs get."""
     if schedule.driver == "after":
         return []
-    from tessera.timetables.base import from_us, to_us
-
-    # The timetable's own plan (what its next_dagrun_info steps through), asked directly:
-    # Airflow's interface answers "the next run after the last one", not "the fires after now".
-    plan = timetable_of(schedule)._plan
-    return [from_us(run.run_after).isoformat() for run in plan.upcoming(to_us(now), count)]
+    # The timetable's public plan: the runs that start after ``now``, as the scheduler creates them
+    # (Airflow's own interface answers "the next run after the last one", not "the fires after now").
+    runs = timetable_of(schedule).upcoming(after=now, count=count)
+    return [run.run_after.isoformat() for run in runs]
 
 
 def _cycles(schedules: Mapping[str, Schedule]) -> list[list[str]]:

@@ -20,10 +20,11 @@ import datetime
 import json
 from typing import Annotated
 
-from fastapi import HTTPException, Query, Request, status
+from fastapi import Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import AfterValidator, ValidationError
 
+from .errors import Unprocessable, UnsupportedMediaType
 from .models import RefreshRequest
 
 SUPPORTED_FROM = datetime.datetime(1900, 1, 1, tzinfo=datetime.timezone.utc)
@@ -75,28 +76,20 @@ async def refresh_body(request: Request) -> RefreshRequest:
     """
     given = _media_type(request) or "none"
     if given != JSON_MEDIA_TYPE:
-        raise HTTPException(
-            status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+        raise UnsupportedMediaType(
             f"request body: Content-Type {given!r}; send {JSON_MEDIA_TYPE} with a JSON object such as {{}} "
-            "(a browser form cannot, which keeps other sites from acting with your session)",
+            "(a browser form cannot, which keeps other sites from acting with your session)"
         )
     raw = await request.body()
     try:
         body = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, "request body: not UTF-8; send UTF-8 JSON such as {}"
-        ) from None
+        raise Unprocessable("request body: not UTF-8; send UTF-8 JSON such as {}") from None
     except ValueError as error:
         what = "empty" if not raw.strip() else f"not valid JSON ({error})"
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, f"request body: {what}; send a JSON object such as {{}}"
-        ) from None
+        raise Unprocessable(f"request body: {what}; send a JSON object such as {{}}") from None
     if not isinstance(body, dict):
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"request body: a JSON {type(body).__name__}; send a JSON object such as {{}}",
-        )
+        raise Unprocessable(f"request body: a JSON {type(body).__name__}; send a JSON object such as {{}}")
     try:
         return RefreshRequest.model_validate(body)
     except ValidationError as error:

@@ -18,6 +18,9 @@ scheduler (which skips locked DAG rows) cannot create a scheduled run in between
 
 An on-demand run never moves the schedule: Airflow computes the next scheduled run
 from the last *automated* run only, and a manual run leaves ``next_dagrun*`` alone.
+
+A decision reads the DAG row once (locked) and the stored DAG once; what it refuses is
+raised as the API's own errors (:mod:`tessera.plugin.api.errors`).
 """
 
 from __future__ import annotations
@@ -33,12 +36,13 @@ from airflow.models.dagrun import DagRun
 from airflow.utils.session import create_session
 from airflow.utils.state import DagRunState
 from airflow.utils.types import DagRunTriggeredByType, DagRunType
-from fastapi import HTTPException, status
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from . import metrics
+from .errors import Conflict, Invalid, NotFound, Unavailable
 from .metrics import Outcome
+from .schedules import is_scheduled, not_scheduled, read_latest
 
 if TYPE_CHECKING:
     from airflow.models.dagbag import DBDagBag
@@ -60,6 +64,8 @@ MESSAGES: dict[Outcome, str] = {
 class Decision:
     outcome: Outcome
     run_id: str
+    next_scheduled_run_after: datetime.datetime | None
+    """The next scheduled run as the decision read it (an on-demand run never moves it)."""
 
 
 def in_flight_run(dag_id: str, session: Session) -> DagRun | None:
@@ -77,22 +83,22 @@ def latest_finished_run(dag_id: str, session: Session) -> DagRun | None:
     )
 
 
-def _refusal(dag_model: DagModel | None, dag_id: str) -> HTTPException | None:
-    if dag_model is None or dag_model.is_stale:
-        return HTTPException(status.HTTP_404_NOT_FOUND, f"dag_id: {dag_id!r} is not a DAG the API server knows")
+def _check_refreshable(dag_model: DagModel | None, dag_id: str, dag_bag: DBDagBag, session: Session) -> Any:
+    """The stored DAG to run, or the refusal: not a tessera DAG, unreadable, paused, broken, no manual runs."""
+    if dag_model is None or dag_model.is_stale or not is_scheduled(dag_model):
+        raise not_scheduled(dag_id)
+    dag, error = read_latest(dag_bag, dag_id, session)
+    if error is not None:
+        raise Invalid(f"dag_id: {dag_id!r} cannot be refreshed, {error}; fix the DAG file so it is parsed again")
+    if dag is None:
+        raise NotFound(f"dag_id: {dag_id!r} has no serialized version yet")
     if dag_model.is_paused:
-        return HTTPException(
-            status.HTTP_409_CONFLICT,
-            f"dag_id: {dag_id!r} is paused; unpause it to refresh (a paused DAG runs nothing)",
-        )
+        raise Conflict(f"dag_id: {dag_id!r} is paused; unpause it to refresh (a paused DAG runs nothing)")
     if dag_model.has_import_errors:
-        return HTTPException(
-            status.HTTP_400_BAD_REQUEST,
-            f"dag_id: {dag_id!r} has import errors; fix the DAG file to refresh it",
-        )
+        raise Invalid(f"dag_id: {dag_id!r} has import errors; fix the DAG file to refresh it")
     if dag_model.allowed_run_types is not None and DagRunType.MANUAL not in dag_model.allowed_run_types:
-        return HTTPException(status.HTTP_400_BAD_REQUEST, f"dag_id: {dag_id!r} does not allow manual runs")
-    return None
+        raise Invalid(f"dag_id: {dag_id!r} does not allow manual runs")
+    return dag
 
 
 def _decide(
@@ -100,21 +106,18 @@ def _decide(
 ) -> Decision:
     # FOR UPDATE is a no-op on SQLite, where a single writer and the unique run id do the work.
     dag_model = session.scalar(select(DagModel).where(DagModel.dag_id == dag_id).with_for_update())
-    if (refusal := _refusal(dag_model, dag_id)) is not None:
-        raise refusal
+    dag = _check_refreshable(dag_model, dag_id, dag_bag, session)
+    scheduled = dag_model.next_dagrun_create_after
     # The slot is read before anything else: a run committed after this read is either seen
     # in flight below, or it took the same slot and this request's insert fails. (Reading it
     # last would let a run committed between the two reads go unseen by both.)
     newest = session.scalar(select(func.max(DagRun.id)).where(DagRun.dag_id == dag_id)) or 0
     if (live := in_flight_run(dag_id, session)) is not None:
-        return Decision("joined", live.run_id)
+        return Decision("joined", live.run_id, scheduled)
     now = utcnow()
     done = latest_finished_run(dag_id, session)
     if done is not None and done.state == DagRunState.SUCCESS and now - done.end_date < COALESCE_WINDOW:
-        return Decision("coalesced", done.run_id)
-    dag = dag_bag.get_latest_version_of_dag(dag_id, session=session)
-    if dag is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"dag_id: {dag_id!r} has no serialized version yet")
+        return Decision("coalesced", done.run_id, scheduled)
     run = dag.create_dagrun(
         run_id=f"{RUN_ID_PREFIX}{newest}",
         logical_date=now,
@@ -129,7 +132,7 @@ def _decide(
         session=session,
     )
     session.flush()  # the unique (dag_id, run_id) check happens here, inside the transaction
-    return Decision("started", run.run_id)
+    return Decision("started", run.run_id, scheduled)
 
 
 def refresh(dag_id: str, *, user: Any, triggered_by: DagRunTriggeredByType, dag_bag: DBDagBag) -> Decision:
@@ -147,7 +150,4 @@ def refresh(dag_id: str, *, user: Any, triggered_by: DagRunTriggeredByType, dag_
             continue
         metrics.count(metrics.OUTCOMES[decision.outcome], dag_id)
         return decision
-    raise HTTPException(
-        status.HTTP_503_SERVICE_UNAVAILABLE,
-        f"dag_id: {dag_id!r}: the database stayed busy; retry the refresh",
-    )
+    raise Unavailable(f"dag_id: {dag_id!r}: the database stayed busy; retry the refresh")

@@ -14,8 +14,9 @@ from airflow.models.dagrun import DagRun
 from airflow.models.xcom import XComModel
 from sqlalchemy import select
 
-from .models import Receipt, RefreshRun, RefreshStatus
-from .refresh import COALESCE_WINDOW, in_flight_run, latest_finished_run
+from .errors import Conflict
+from .models import Receipt, RefreshResponse, RefreshRun, RefreshStatus
+from .refresh import COALESCE_WINDOW, MESSAGES, Decision, in_flight_run, latest_finished_run
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -82,6 +83,20 @@ def refresh_run(run: DagRun, session: Session) -> RefreshRun:
 
 def run_by_id(dag_id: str, run_id: str, session: Session) -> DagRun | None:
     return session.scalar(select(DagRun).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id))
+
+
+def refresh_response(dag_id: str, decision: Decision, session: Session) -> RefreshResponse:
+    """What a refresh answers: its decision and the run it started, joined or coalesced, as committed."""
+    run = run_by_id(dag_id, decision.run_id, session)
+    if run is None:  # deleted in between: vanishingly rare, but say so rather than fail
+        raise Conflict(f"run {decision.run_id!r} disappeared; refresh again")
+    return RefreshResponse(
+        dag_id=dag_id,
+        outcome=decision.outcome,
+        message=MESSAGES[decision.outcome],
+        run=refresh_run(run, session),
+        next_scheduled_run_after=decision.next_scheduled_run_after,
+    )
 
 
 def refresh_status(dag_id: str, session: Session) -> RefreshStatus:

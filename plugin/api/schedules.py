@@ -4,6 +4,10 @@ A DAG is shown when its timetable is a tessera timetable (Airflow records the
 timetable's import path on the DAG row) or when it is a pipeline of a declared
 schedule (tag ``tessera-schedule:<name>``; an AFTER schedule is asset-driven, so
 its timetable is Airflow's own).
+
+The runs listed are the timetable's public plan (``upcoming``), bounded by the DAG's
+start and end dates exactly as the scheduler bounds them, so the REST API, the CLI and
+the Schedules page list the runs the scheduler creates, no more and no fewer.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ from airflow.models.dag import DagModel, DagTag
 from sqlalchemy import or_, select
 from sqlalchemy.exc import SQLAlchemyError
 
-from tessera.timetables._time.durations import format_duration
-from tessera.timetables._time.grid import EpochGrid
-from tessera.timetables.base import TesseraTimetable, from_us, to_us
+from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.durations import format_duration
+from tessera.timetables.run_info import RunSchedule
 
+from .errors import NotFound
 from .models import Contradiction, DagPlan, PlannedOccurrence, StoredNextRun
 
 if TYPE_CHECKING:
@@ -31,6 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _CAUSE_DEPTH = 8
+_US = datetime.timedelta(microseconds=1)
+_MS = datetime.timedelta(milliseconds=1)
 
 TIMETABLE_PREFIX = "tessera.timetables."
 SCHEDULE_TAG_PREFIX = "tessera-schedule:"
@@ -62,13 +69,12 @@ class ScheduledDag:
 
     @property
     def timezone(self) -> str:
-        zone = None if self.timetable is None else self.timetable.serialize().get("timezone")
-        return zone or "UTC"
+        return "UTC" if self.timetable is None else self.timetable.timezone
 
     @property
     def cadence_kind(self) -> str:
         if self.timetable is not None:
-            return "interval" if isinstance(self.timetable._plan.cadence, EpochGrid) else "wall_clock"
+            return "wall_clock" if self.timetable.is_wall_clock else "interval"
         return "after" if self.declared_schedule is not None else "other"
 
 
@@ -98,17 +104,29 @@ def read_latest(dag_bag: DBDagBag, dag_id: str, session: Session) -> tuple[Any |
         return None, failure("reading the stored DAG", dag_id, error)
 
 
+def is_scheduled(model: DagModel) -> bool:
+    """Whether the surfaces show this DAG row (the same rule as :func:`scheduled_dags`' query)."""
+    if (model.timetable_type or "").startswith(TIMETABLE_PREFIX):
+        return True
+    return any(tag.name.startswith(SCHEDULE_TAG_PREFIX) for tag in model.tags)
+
+
 def scheduled_dags(
-    session: Session, dag_bag: DBDagBag, *, readable: Collection[str], dag_id: str | None = None
+    session: Session, dag_bag: DBDagBag, *, readable: Collection[str] | None, dag_id: str | None = None
 ) -> list[ScheduledDag]:
-    """The tessera DAGs the caller may read (all of them, or just ``dag_id``), by DAG id."""
+    """The tessera DAGs the caller may read (all of them, or just ``dag_id``), by DAG id.
+
+    ``readable=None``: the route has already authorized the caller for ``dag_id``.
+    """
     tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
     query = (
         select(DagModel)
-        .where(~DagModel.is_stale, DagModel.dag_id.in_(readable))
+        .where(~DagModel.is_stale)
         .where(or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged)))
         .order_by(DagModel.dag_id)
     )
+    if readable is not None:
+        query = query.where(DagModel.dag_id.in_(readable))
     if dag_id is not None:
         query = query.where(DagModel.dag_id == dag_id)
     found = []
@@ -128,57 +146,80 @@ def scheduled_dags(
     return found
 
 
+def not_scheduled(dag_id: str) -> NotFound:
+    return NotFound(f"dag_id: {dag_id!r} is not a tessera-scheduled DAG")
+
+
+def scheduled_model(session: Session, dag_id: str) -> DagModel:
+    """The row of a tessera DAG the route has authorized the caller for, without its stored DAG."""
+    model = session.get(DagModel, dag_id)
+    if model is None or model.is_stale or not is_scheduled(model):
+        raise not_scheduled(dag_id)
+    return model
+
+
+def scheduled_dag(session: Session, dag_bag: DBDagBag, dag_id: str) -> ScheduledDag:
+    """One tessera DAG the route has authorized the caller for; :class:`NotFound` if it is not one."""
+    found = scheduled_dags(session, dag_bag, readable=None, dag_id=dag_id)
+    if not found:
+        raise not_scheduled(dag_id)
+    return found[0]
+
+
+def run_bounds(dag: Any) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+    """The earliest and latest bound of the DAG's runs, derived as the scheduler derives them.
+
+    Airflow's scheduler restricts a timetable to the earliest start date of the DAG and its
+    tasks, and to the DAG's end date, or the latest task end date when every task has one.
+    """
+    tasks = list(getattr(dag, "tasks", ()))
+    starts = [task.start_date for task in tasks if task.start_date]
+    if dag.start_date is not None:
+        starts.append(dag.start_date)
+    latest = dag.end_date
+    ends = [task.end_date for task in tasks if task.end_date]
+    if len(ends) == len(tasks):
+        if dag.end_date is not None:
+            ends.append(dag.end_date)
+        if ends:
+            latest = max(ends)
+    return (min(starts) if starts else None), latest
+
+
+def planned_runs(
+    timetable: TesseraTimetable, dag: Any, *, after: datetime.datetime, count: int, until: datetime.datetime | None
+) -> list[RunSchedule]:
+    """The next ``count`` runs the scheduler creates for ``dag`` starting after ``after`` (and not after ``until``)."""
+    start, end = run_bounds(dag)
+    return timetable.upcoming(after=after, count=count, until=until, start_date=start, end_date=end)
+
+
+def occurrence_of(run: RunSchedule, timezone: str) -> PlannedOccurrence:
+    return PlannedOccurrence(
+        occurrence=run.occurrence,
+        occurrence_local=run.occurrence.astimezone(ZoneInfo(timezone)).isoformat(),
+        run_after=run.run_after,
+        window_start=run.window_start,
+        window_end=run.window_end,
+        interval_seconds=run.interval_ms / 1000,
+    )
+
+
+def duration_text(delta: datetime.timedelta) -> str:
+    """A duration as users write it (``"2m10s"``)."""
+    return format_duration(delta // _US)
+
+
 def stored_next_run(item: ScheduledDag) -> StoredNextRun:
     """The run the scheduler will create next, as stored on the DAG row, with its nominal occurrence."""
     model = item.model
     end = model.next_dagrun_data_interval_end
-    occurrence = None
-    if item.timetable is not None and end is not None:
-        occurrence = from_us(item.timetable._plan.occurrence_of_window_end(to_us(end)))
     return StoredNextRun(
-        occurrence=occurrence,
+        occurrence=None if item.timetable is None or end is None else item.timetable.run_of(end).occurrence,
         run_after=model.next_dagrun_create_after,
         window_start=model.next_dagrun_data_interval_start,
         window_end=end,
     )
-
-
-def upcoming(
-    timetable: TesseraTimetable,
-    *,
-    after: datetime.datetime,
-    count: int,
-    until: datetime.datetime | None,
-    start: datetime.datetime | None = None,
-    end: datetime.datetime | None = None,
-) -> list[PlannedOccurrence]:
-    """The next ``count`` runs that may start strictly after ``after`` (and not after ``until``).
-
-    ``start`` and ``end`` are the DAG's dates: like the scheduler, only occurrences within
-    them (inclusive) run.
-    """
-    plan = timetable._plan
-    zone = ZoneInfo(timetable.serialize().get("timezone") or "UTC")
-    limit = None if until is None else to_us(until)
-    first = to_us(after)  # Plan.upcoming lists the runs that start after this instant
-    if start is not None:
-        first = max(first, to_us(start) - 1 + plan.phase)
-    runs = []
-    for run in plan.upcoming(first, count):
-        if (limit is not None and run.run_after > limit) or (end is not None and run.occurrence > to_us(end)):
-            break
-        occurrence = from_us(run.occurrence)
-        runs.append(
-            PlannedOccurrence(
-                occurrence=occurrence,
-                occurrence_local=occurrence.astimezone(zone).isoformat(),
-                run_after=from_us(run.run_after),
-                window_start=from_us(run.window_start),
-                window_end=from_us(run.window_end),
-                interval_seconds=run.interval / 1_000_000,
-            )
-        )
-    return runs
 
 
 def dag_plan(
@@ -190,34 +231,26 @@ def dag_plan(
     contradictions: list[Contradiction],
 ) -> DagPlan:
     timetable = item.timetable
-    plan = None if timetable is None else timetable._plan
     mine = [
         c
         for c in contradictions
         if item.dag_id in c.dag_ids or (c.schedule is not None and c.schedule == item.declared_schedule)
     ]
+    runs = [] if timetable is None else planned_runs(timetable, item.dag, after=after, count=count, until=until)
+    lookback = None if timetable is None else timetable.lookback
     return DagPlan(
         dag_id=item.dag_id,
         summary=item.summary,
         description=item.model.timetable_description if timetable is None else timetable.description,
         timezone=item.timezone,
         cadence_kind=item.cadence_kind,
-        phase=None if plan is None else format_duration(plan.phase),
-        phase_ms=None if plan is None else plan.phase // 1000,
-        delay=None if plan is None or not plan.delay else format_duration(plan.delay),
-        lookback=None if plan is None or plan.lookback is None else format_duration(plan.lookback),
+        phase=None if timetable is None else duration_text(timetable.phase),
+        phase_ms=None if timetable is None else timetable.phase // _MS,
+        delay=None if timetable is None or not timetable.delay else duration_text(timetable.delay),
+        lookback=None if lookback is None else duration_text(lookback),
         is_paused=bool(item.model.is_paused),
         declared_schedule=item.declared_schedule,
         next_stored_run=stored_next_run(item),
-        occurrences=[]
-        if timetable is None
-        else upcoming(
-            timetable,
-            after=after,
-            count=count,
-            until=until,
-            start=getattr(item.dag, "start_date", None),
-            end=getattr(item.dag, "end_date", None),
-        ),
+        occurrences=[occurrence_of(run, item.timezone) for run in runs],
         contradictions=mine,
     )

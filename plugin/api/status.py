@@ -1,5 +1,11 @@
 """The status of a tessera DAG: last and next fire, lateness, last outcome, skip reason and conditions.
 
+One derivation per kind of DAG. For a cursor function the outcome (last outcome,
+skip reason, consecutive failures, conditions) is the function's own status
+(:mod:`tessera.operators.functions.status`); for any other DAG it comes from its runs.
+The fires, the next run and the lateness come from the runs and the timetable's
+public plan for both.
+
 When is a run late? A run is late when it has not started (not created yet, or
 created but still queued) and its *late-after* instant has passed:
 
@@ -15,6 +21,8 @@ A paused DAG is never late, and neither is one with nothing scheduled.
 
 from __future__ import annotations
 
+import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from airflow._shared.timezones.timezone import utcnow
@@ -22,21 +30,20 @@ from airflow.models.dagrun import DagRun
 from airflow.utils.types import DagRunType
 from sqlalchemy import select
 
-from tessera.timetables._time.durations import US_PER_MINUTE
-from tessera.timetables._time.plan import Plan, PlannedRun
-from tessera.timetables.base import from_us, to_us
+from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.run_info import RunSchedule
 
 from .adapters import NOT_A_CURSOR_FUNCTION, cursor_function_status
-from .models import ConditionModel, Contradiction, DagStatus, Lateness, RunSummary
+from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary
 from .schedules import ScheduledDag, stored_next_run
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-WALL_CLOCK_GRACE = 20 * US_PER_MINUTE
-START_GRACE = 5 * US_PER_MINUTE
-INTERVAL_MARGIN_MIN = 1 * US_PER_MINUTE
-INTERVAL_MARGIN_MAX = 5 * US_PER_MINUTE
+WALL_CLOCK_GRACE = datetime.timedelta(minutes=20)
+START_GRACE = datetime.timedelta(minutes=5)
+INTERVAL_MARGIN_MIN = datetime.timedelta(minutes=1)
+INTERVAL_MARGIN_MAX = datetime.timedelta(minutes=5)
 RULES = {
     "wall_clock": "late when not started 20 min after the nominal time (or 5 min after its phase, if later)",
     "interval": "late when not started one interval (1 to 5 min) after its phase-shifted start",
@@ -44,94 +51,74 @@ RULES = {
 _FAILURE_HISTORY = 100
 
 
-def late_after(run: PlannedRun, *, wall_clock: bool) -> int:
-    """The instant (us) after which ``run`` is late if it has not started."""
+def late_after(run: RunSchedule, *, wall_clock: bool) -> datetime.datetime:
+    """The instant after which ``run`` is late if it has not started."""
     if wall_clock:
         return max(run.occurrence + WALL_CLOCK_GRACE, run.run_after + START_GRACE)
-    return run.run_after + min(max(run.interval, INTERVAL_MARGIN_MIN), INTERVAL_MARGIN_MAX)
+    interval = datetime.timedelta(milliseconds=run.interval_ms)
+    return run.run_after + min(max(interval, INTERVAL_MARGIN_MIN), INTERVAL_MARGIN_MAX)
+
+
+def _not_judged(state: str, reason: str) -> Lateness:
+    return Lateness(
+        state=state, late=False, occurrence=None, late_after=None, late_by_seconds=None, reason=reason, rule=""
+    )
 
 
 def assess_lateness(
-    plan: Plan | None,
     *,
     wall_clock: bool,
     paused: bool,
-    pending_occurrence: int | None,
-    queued_occurrence: int | None,
-    now: int,
+    pending: RunSchedule | None,
+    queued: RunSchedule | None,
+    now: datetime.datetime,
 ) -> Lateness:
     """Judge the run the scheduler owes next (``pending``) and the newest scheduled run still queued."""
     if paused:
-        return Lateness(
-            state="paused",
-            late=False,
-            occurrence=None,
-            late_after=None,
-            late_by_seconds=None,
-            reason="the DAG is paused",
-            rule="",
-        )
-    if plan is None or pending_occurrence is None:
-        return Lateness(
-            state="not_scheduled",
-            late=False,
-            occurrence=None,
-            late_after=None,
-            late_by_seconds=None,
-            reason="no clock-driven run is scheduled",
-            rule="",
-        )
+        return _not_judged("paused", "the DAG is paused")
+    if pending is None:
+        return _not_judged("not_scheduled", "no clock-driven run is scheduled")
     rule = RULES["wall_clock" if wall_clock else "interval"]
-    candidates = [(queued_occurrence, "its run is queued but has not started"), (pending_occurrence, "")]
-    for occurrence, why in candidates:
-        if occurrence is None:
-            continue
-        deadline = late_after(plan.run(occurrence), wall_clock=wall_clock)
-        if now > deadline:
+    for run, why in ((queued, "its run is queued but has not started"), (pending, "")):
+        if run is not None and now > (deadline := late_after(run, wall_clock=wall_clock)):
             return Lateness(
                 state="late",
                 late=True,
-                occurrence=from_us(occurrence),
-                late_after=from_us(deadline),
-                late_by_seconds=(now - occurrence) / 1_000_000,
+                occurrence=run.occurrence,
+                late_after=deadline,
+                late_by_seconds=(now - run.occurrence).total_seconds(),
                 reason=why or "the scheduler has not created its run yet",
                 rule=rule,
             )
-    deadline = late_after(plan.run(pending_occurrence), wall_clock=wall_clock)
     return Lateness(
         state="on_time",
         late=False,
-        occurrence=from_us(pending_occurrence),
-        late_after=from_us(deadline),
+        occurrence=pending.occurrence,
+        late_after=late_after(pending, wall_clock=wall_clock),
         late_by_seconds=None,
         reason="",
         rule=rule,
     )
 
 
-def _summary(run: DagRun | None, plan: Plan | None) -> RunSummary | None:
-    if run is None:
-        return None
-    occurrence = None
-    if plan is not None and run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
-        occurrence = from_us(plan.occurrence_of_window_end(to_us(run.data_interval_end)))
-    triggered_by = getattr(run.triggered_by, "value", run.triggered_by)
-    return RunSummary(
-        run_id=run.run_id,
-        run_type=str(run.run_type),
-        state=str(run.state),
-        triggered_by=triggered_by,
-        occurrence=occurrence,
-        run_after=run.run_after,
-        start_date=run.start_date,
-        end_date=run.end_date,
-    )
+@dataclass(frozen=True)
+class Outcome:
+    """What the DAG's newest work came to: the part of the status a cursor function answers itself."""
+
+    last_outcome: str | None
+    skip_reason: str | None
+    consecutive_failures: int
+    conditions: list[ConditionModel]
+
+
+def cursor_outcome(cursor: CursorStatus) -> Outcome:
+    return Outcome(cursor.last_outcome, cursor.last_skip_reason, cursor.consecutive_failures, list(cursor.conditions))
 
 
 def _conditions(
     item: ScheduledDag, contradictions: list[Contradiction], last_outcome: str | None
 ) -> list[ConditionModel]:
-    errors = [c.message for c in contradictions if c.severity == "error"]
+    errors = [c.message for c in contradictions if c.severity == "error" and item.dag_id in c.dag_ids]
     if item.model.has_import_errors or errors:
         message = errors[0] if errors else "the DAG file has an import error"
         spec = ConditionModel(type="SpecValid", status="False", reason="SpecInvalid", message=message)
@@ -140,35 +127,30 @@ def _conditions(
     if last_outcome == "success":
         return [spec, ConditionModel(type="Ready", status="True", reason="RunSucceeded")]
     if last_outcome == "failed":
-        return [
-            spec,
-            ConditionModel(type="Ready", status="False", reason="RunFailed", message="the newest run failed"),
-        ]
-    return [
-        spec,
-        ConditionModel(type="Ready", status="Unknown", reason="NoRunYet", message="no run has finished yet"),
-    ]
+        return [spec, ConditionModel(type="Ready", status="False", reason="RunFailed", message="the newest run failed")]
+    return [spec, ConditionModel(type="Ready", status="Unknown", reason="NoRunYet", message="no run has finished yet")]
 
 
-def _missed_ticks(plan: Plan | None, fires: list[DagRun]) -> str | None:
+def missed_ticks(timetable: TesseraTimetable | None, fires: list[DagRun]) -> str | None:
     """Whether the schedule skipped ticks between its two newest fires (paused or scheduler down)."""
-    if plan is None or len(fires) < 2 or fires[0].data_interval_end is None or fires[1].data_interval_end is None:
+    ends = [fire.data_interval_end for fire in fires[:2]]
+    if timetable is None or len(ends) < 2 or None in ends:
         return None
-    newest = plan.occurrence_of_window_end(to_us(fires[0].data_interval_end))
-    previous = plan.occurrence_of_window_end(to_us(fires[1].data_interval_end))
-    return "MissedTicks" if plan.cadence.following(previous) < newest else None
+    newest, previous = timetable.run_of(ends[0]), timetable.run_of(ends[1])
+    # The occurrence before the newest fire's is later than the previous fire's: some ran not.
+    before_newest = newest.occurrence - datetime.timedelta(milliseconds=newest.interval_ms)
+    return "MissedTicks" if before_newest > previous.occurrence else None
 
 
-def dag_status(item: ScheduledDag, contradictions: list[Contradiction], session: Session) -> DagStatus:
-    plan = None if item.timetable is None else item.timetable._plan
-    dag_id = item.dag_id
-    runs = select(DagRun).where(DagRun.dag_id == dag_id)
-    fires = session.scalars(
-        runs.where(DagRun.run_type == DagRunType.SCHEDULED).order_by(DagRun.run_after.desc()).limit(2)
-    ).all()
-    last_run = session.scalar(runs.order_by(DagRun.run_after.desc(), DagRun.id.desc()).limit(1))
+def runs_outcome(
+    item: ScheduledDag, contradictions: list[Contradiction], fires: list[DagRun], session: Session
+) -> Outcome:
+    """The outcome of a DAG that is not a cursor function: its newest finished runs and its ticks."""
     finished = session.scalars(
-        runs.where(DagRun.end_date.is_not(None)).order_by(DagRun.end_date.desc()).limit(_FAILURE_HISTORY)
+        select(DagRun)
+        .where(DagRun.dag_id == item.dag_id, DagRun.end_date.is_not(None))
+        .order_by(DagRun.end_date.desc())
+        .limit(_FAILURE_HISTORY)
     ).all()
     failures = 0
     for run in finished:
@@ -176,40 +158,65 @@ def dag_status(item: ScheduledDag, contradictions: list[Contradiction], session:
             break
         failures += 1
     last_outcome = str(finished[0].state) if finished else None
-    mine = [c for c in contradictions if dag_id in c.dag_ids]
-    nxt = stored_next_run(item)
-    queued = fires[0] if fires and fires[0].start_date is None and fires[0].data_interval_end is not None else None
-    lateness = assess_lateness(
-        plan,
-        wall_clock=item.cadence_kind == "wall_clock",
-        paused=bool(item.model.is_paused),
-        pending_occurrence=None if nxt.occurrence is None else to_us(nxt.occurrence),
-        queued_occurrence=None
-        if queued is None or plan is None
-        else plan.occurrence_of_window_end(to_us(queued.data_interval_end)),
-        now=to_us(utcnow()),
+    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item.timetable, fires)
+    return Outcome(last_outcome, skip_reason, failures, _conditions(item, contradictions, last_outcome))
+
+
+def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSummary | None:
+    if run is None:
+        return None
+    occurrence = None
+    if timetable is not None and run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
+        occurrence = timetable.run_of(run.data_interval_end).occurrence
+    return RunSummary(
+        run_id=run.run_id,
+        run_type=str(run.run_type),
+        state=str(run.state),
+        triggered_by=getattr(run.triggered_by, "value", run.triggered_by),
+        occurrence=occurrence,
+        run_after=run.run_after,
+        start_date=run.start_date,
+        end_date=run.end_date,
     )
+
+
+def dag_status(item: ScheduledDag, contradictions: list[Contradiction], session: Session) -> DagStatus:
+    timetable, model = item.timetable, item.model
+    runs = select(DagRun).where(DagRun.dag_id == item.dag_id)
+    fires = list(
+        session.scalars(runs.where(DagRun.run_type == DagRunType.SCHEDULED).order_by(DagRun.run_after.desc()).limit(2))
+    )
+    last_run = session.scalar(runs.order_by(DagRun.run_after.desc(), DagRun.id.desc()).limit(1))
     cursors, cursor_status = [], NOT_A_CURSOR_FUNCTION
     if item.dag is not None:
         cursors, cursor_status = cursor_function_status(item.dag, session)
-    conditions = _conditions(item, mine, last_outcome)
-    skip_reason = "Suspended" if item.model.is_paused else _missed_ticks(plan, list(fires))
-    if cursors:
-        conditions = list(cursors[0].conditions)
-        last_outcome, skip_reason = cursors[0].last_outcome, cursors[0].last_skip_reason
-        failures = cursors[0].consecutive_failures
+    outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, fires, session)
+    pending = queued = None
+    if timetable is not None:
+        if model.next_dagrun_data_interval_end is not None:
+            pending = timetable.run_of(model.next_dagrun_data_interval_end)
+        newest = fires[0] if fires else None
+        if newest is not None and newest.start_date is None and newest.data_interval_end is not None:
+            queued = timetable.run_of(newest.data_interval_end)
+    lateness = assess_lateness(
+        wall_clock=item.cadence_kind == "wall_clock",
+        paused=bool(model.is_paused),
+        pending=pending,
+        queued=queued,
+        now=utcnow(),
+    )
     return DagStatus(
-        dag_id=dag_id,
+        dag_id=item.dag_id,
         summary=item.summary,
-        is_paused=bool(item.model.is_paused),
-        last_fire=_summary(fires[0] if fires else None, plan),
-        last_run=_summary(last_run, plan),
-        next_fire=nxt,
+        is_paused=bool(model.is_paused),
+        last_fire=_summary(fires[0] if fires else None, timetable),
+        last_run=_summary(last_run, timetable),
+        next_fire=stored_next_run(item),
         lateness=lateness,
-        last_outcome=last_outcome,
-        skip_reason=skip_reason,
-        consecutive_failures=failures,
-        conditions=conditions,
+        last_outcome=outcome.last_outcome,
+        skip_reason=outcome.skip_reason,
+        consecutive_failures=outcome.consecutive_failures,
+        conditions=outcome.conditions,
         cursors=cursors,
         cursor_status=cursor_status,
     )

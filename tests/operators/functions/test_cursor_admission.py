@@ -2,7 +2,7 @@
 
 A fire runs in its own process (a worker) and waits; meanwhile runs are queued in
 the metadata DB and started by the scheduler's own ``_start_queued_dagruns``, with
-the admission listener registered in Airflow's listener manager exactly as the
+tessera's listener registered in Airflow's listener manager exactly as the
 plugin registers it.
 """
 
@@ -23,12 +23,14 @@ from ..conftest import fire_record, stored_cursor, task_instance
 def admission() -> Iterator[None]:
     from airflow.listeners.listener import get_listener_manager
 
-    from tessera.operators.functions.admission import admission_listener
+    from tessera.plugin import listener
 
     manager = get_listener_manager()
-    manager.add_listener(admission_listener)
+    registered = manager.pm.is_registered(listener)  # the plugin's entry point may have done it
+    manager.add_listener(listener)
     yield
-    manager.pm.unregister(admission_listener)
+    if not registered:
+        manager.pm.unregister(listener)
 
 
 @pytest.fixture

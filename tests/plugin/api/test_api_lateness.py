@@ -1,62 +1,72 @@
-"""The lateness rule of the status route: 20 minutes past nominal for wall-clock cadences, phase + margin for grids."""
+"""The lateness rule of the status route: 20 minutes past nominal for wall-clock cadences, phase + margin for grids.
+
+The runs judged come from real timetables' public plan (``run_of``), as the status route gets them.
+"""
 
 from __future__ import annotations
+
+import datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tessera.plugin.api.status import assess_lateness, late_after
-from tessera.timetables._time.durations import US_PER_DAY, US_PER_MINUTE, US_PER_SECOND
-from tessera.timetables._time.grid import EpochGrid
-from tessera.timetables._time.plan import Plan
+from tessera.timetables import Every, Fixed
 
-MIN, SEC = US_PER_MINUTE, US_PER_SECOND
-DAY0 = 20_000 * US_PER_DAY  # a midnight UTC: an occurrence of every grid below
-DAILY = Plan(EpochGrid(US_PER_DAY))
+MIN, SEC = datetime.timedelta(minutes=1), datetime.timedelta(seconds=1)
+DAY0 = datetime.datetime(2024, 10, 4, tzinfo=datetime.timezone.utc)  # a midnight UTC: an occurrence of every grid
+DAILY = Every("1d", phase=Fixed("0s"))
 
 
-def _judge(plan: Plan, *, wall_clock: bool, minutes_after: float, queued: bool = False, paused: bool = False):
+def _run(timetable: Every, occurrence: datetime.datetime):
+    """The run of ``occurrence`` (its window ends ``delay`` before it)."""
+    run = timetable.run_of(occurrence - timetable.delay)
+    assert run.occurrence == occurrence
+    return run
+
+
+def _judge(timetable: Every, *, wall_clock: bool, minutes_after: float, queued: bool = False, paused: bool = False):
+    first = _run(timetable, DAY0)
     return assess_lateness(
-        plan,
         wall_clock=wall_clock,
         paused=paused,
-        pending_occurrence=DAY0 + (plan.cadence.following(DAY0) - DAY0 if queued else 0),
-        queued_occurrence=DAY0 if queued else None,
-        now=DAY0 + int(minutes_after * MIN),
+        pending=timetable.upcoming(after=first.run_after, count=1)[0] if queued else first,
+        queued=first if queued else None,
+        now=DAY0 + minutes_after * MIN,
     )
 
 
 @pytest.mark.parametrize(
-    ("plan", "wall_clock", "minutes_after", "state"),
+    ("timetable", "wall_clock", "minutes_after", "state"),
     [
         pytest.param(DAILY, True, 10, "on_time", id="daily-10-min-past-nominal-is-healthy"),
         pytest.param(DAILY, True, 20, "on_time", id="daily-exactly-20-min-is-not-yet-late"),
         pytest.param(DAILY, True, 20.1, "late", id="daily-just-over-20-min-is-late"),
-        pytest.param(Plan(EpochGrid(US_PER_DAY), phase=14 * MIN), True, 19, "on_time", id="anti-herd-14-min"),
-        pytest.param(Plan(EpochGrid(US_PER_DAY), phase=30 * MIN), True, 34, "on_time", id="fixed-30-min-phase"),
-        pytest.param(Plan(EpochGrid(US_PER_DAY), phase=30 * MIN), True, 35.1, "late", id="fixed-30-min-phase-late"),
+        pytest.param(Every("1d", phase=Fixed("14m")), True, 19, "on_time", id="anti-herd-14-min"),
+        pytest.param(Every("1d", phase=Fixed("30m")), True, 34, "on_time", id="fixed-30-min-phase"),
+        pytest.param(Every("1d", phase=Fixed("30m")), True, 35.1, "late", id="fixed-30-min-phase-late"),
         pytest.param(
-            Plan(EpochGrid(5 * MIN), 30 * SEC, None, 130 * SEC),
+            Every("5m", delay="30s", phase=Fixed("2m10s")),
             False,
             7.1,
             "on_time",
             id="5m-grid-within-5-min-of-its-phase",
         ),
         pytest.param(
-            Plan(EpochGrid(5 * MIN), 30 * SEC, None, 130 * SEC),
+            Every("5m", delay="30s", phase=Fixed("2m10s")),
             False,
             7.2,
             "late",
             id="5m-grid-late-5-min-after-its-phase",
         ),
-        pytest.param(Plan(EpochGrid(30 * SEC)), False, 1, "on_time", id="30s-grid-margin-is-1-min"),
-        pytest.param(Plan(EpochGrid(30 * SEC)), False, 1.1, "late", id="30s-grid-late-after-1-min"),
-        pytest.param(Plan(EpochGrid(US_PER_DAY)), False, 5.1, "late", id="1d-grid-margin-capped-at-5-min"),
+        pytest.param(Every("30s", phase=Fixed("0s")), False, 1, "on_time", id="30s-grid-margin-is-1-min"),
+        pytest.param(Every("30s", phase=Fixed("0s")), False, 1.1, "late", id="30s-grid-late-after-1-min"),
+        pytest.param(DAILY, False, 5.1, "late", id="1d-grid-margin-capped-at-5-min"),
     ],
 )
-def test_when_a_run_that_has_not_started_is_late(plan, wall_clock, minutes_after, state):
-    judged = _judge(plan, wall_clock=wall_clock, minutes_after=minutes_after)
+def test_when_a_run_that_has_not_started_is_late(timetable, wall_clock, minutes_after, state):
+    judged = _judge(timetable, wall_clock=wall_clock, minutes_after=minutes_after)
     assert (judged.state, judged.late) == (state, state == "late")
     if judged.late:
         assert judged.late_by_seconds == pytest.approx(minutes_after * 60)
@@ -66,30 +76,33 @@ def test_when_a_run_that_has_not_started_is_late(plan, wall_clock, minutes_after
 def test_a_queued_run_past_its_deadline_is_late_even_when_the_next_one_is_not():
     judged = _judge(DAILY, wall_clock=True, minutes_after=25, queued=True)
     assert (judged.state, judged.reason) == ("late", "its run is queued but has not started")
+    assert judged.occurrence == DAY0
 
 
 @pytest.mark.parametrize(
-    ("plan", "paused", "state"),
+    ("pending", "paused", "state"),
     [
-        pytest.param(DAILY, True, "paused", id="paused-is-never-late"),
+        pytest.param(_run(DAILY, DAY0), True, "paused", id="paused-is-never-late"),
         pytest.param(None, False, "not_scheduled", id="no-tessera-plan"),
     ],
 )
-def test_paused_and_unscheduled_dags_are_never_late(plan, paused, state):
+def test_paused_and_unscheduled_dags_are_never_late(pending, paused, state):
     judged = assess_lateness(
-        plan, wall_clock=True, paused=paused, pending_occurrence=DAY0, queued_occurrence=None, now=DAY0 + US_PER_DAY
+        wall_clock=True, paused=paused, pending=pending, queued=None, now=DAY0 + datetime.timedelta(days=1)
     )
     assert (judged.state, judged.late) == (state, False)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(
-    interval=st.sampled_from([30 * SEC, MIN, 5 * MIN, 45 * MIN, 6 * 60 * MIN, US_PER_DAY]),
-    phase=st.integers(min_value=0, max_value=2 * US_PER_DAY),
+    interval=st.sampled_from(["30s", "1m", "5m", "45m", "6h", "1d"]),
+    phase_seconds=st.integers(min_value=0, max_value=2 * 24 * 3600),
     wall_clock=st.booleans(),
 )
-def test_a_run_is_never_late_before_its_start_plus_a_minute_nor_its_nominal_time_plus_20(interval, phase, wall_clock):
-    run = Plan(EpochGrid(interval), phase=phase).run(DAY0)
+def test_a_run_is_never_late_before_its_start_plus_a_minute_nor_its_nominal_time_plus_20(
+    interval, phase_seconds, wall_clock
+):
+    run = _run(Every(interval, phase=Fixed(datetime.timedelta(seconds=phase_seconds))), DAY0)
     deadline = late_after(run, wall_clock=wall_clock)
     assert deadline >= run.run_after + MIN
     assert deadline <= run.run_after + max(5 * MIN, run.occurrence + 20 * MIN - run.run_after)

@@ -132,9 +132,8 @@ def test_a_refresh_runs_the_window_of_the_newest_occurrence(tmp_path, airflow_db
         _store(tmp_path, "refresh_window_of_run")
         decision = _refresh("refresh_window_of_run")
     with create_session() as session:
-        run = session.scalar(
-            select(DagRun).where(DagRun.dag_id == "refresh_window_of_run", DagRun.run_id == decision.run_id)
-        )
+        mine = (DagRun.dag_id == "refresh_window_of_run", DagRun.run_id == decision.run_id)
+        run = session.scalar(select(DagRun).where(*mine))
         window = (run.data_interval_start, run.data_interval_end)
         assert (run.run_type, run.triggered_by.value, run.triggering_user_name) == ("manual", "rest_api", "ops")
     # At 12:03 the newest occurrence is 12:00; with the 30 s delay its window is 11:54:30 -> 11:59:30.
@@ -173,9 +172,8 @@ def test_a_receipt_shows_only_its_metadata_and_the_version_the_run_executes(tmp_
     XComModel.set(RECEIPT_KEY, reported, dag_id="refresh_receipt", task_id="work", run_id=decision.run_id)
     with create_session() as session:
         live = refresh_status("refresh_receipt", session).live_run
-        run = session.scalar(
-            select(DagRun).where(DagRun.dag_id == "refresh_receipt", DagRun.run_id == decision.run_id)
-        )
+        mine = (DagRun.dag_id == "refresh_receipt", DagRun.run_id == decision.run_id)
+        run = session.scalar(select(DagRun).where(*mine))
         assert live is not None and live.run_id == run.run_id
     (receipt,) = live.receipts
     assert receipt.model_dump() == {

@@ -1,0 +1,39 @@
+"""Who may call a route, and what every route shares: Airflow's own authorization and the app's DAG bag.
+
+Every route depends on Airflow's authentication and authorization (whatever auth manager
+the deployment runs): a bearer token or the UI's session cookie; no credential is a 401,
+a token that is not valid a 403 (as Airflow's own API answers). A route about one DAG is
+authorized for that DAG by its dependency; a list shows only the DAGs the caller may read.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from airflow.api_fastapi.app import get_auth_manager
+from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+from airflow.api_fastapi.core_api.security import requires_access_dag, requires_authenticated
+from airflow.models.dagbag import DBDagBag
+from fastapi import Depends, Request
+
+read_dag = Depends(requires_access_dag(method="GET"))
+"""Read the DAG (its plan)."""
+read_runs = Depends(requires_access_dag(method="GET", access_entity=DagAccessEntity.RUN))
+"""Read the DAG's runs (its status, its refresh state)."""
+trigger_runs = Depends(requires_access_dag(method="POST", access_entity=DagAccessEntity.RUN))
+"""Create the DAG's runs (a refresh), the right Airflow's own trigger route asks for."""
+authenticated = Depends(requires_authenticated())
+"""Any signed-in user (the lists filter their rows by what the caller may read)."""
+
+
+def readable(user: Any) -> set[str]:
+    """The DAG ids ``user`` may read."""
+    return get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
+
+
+def _dag_bag(request: Request) -> DBDagBag:
+    return request.app.state.dag_bag
+
+
+DagBagDep = Annotated[DBDagBag, Depends(_dag_bag)]
+"""The app's DAG bag (built once per app, as Airflow's own API builds its own)."""

@@ -1,0 +1,53 @@
+"""``GET /api/v1/plan`` and ``GET /api/v1/dags/{dag_id}/plan``: the runs the scheduler creates next."""
+
+from __future__ import annotations
+
+from airflow._shared.timezones.timezone import utcnow
+from airflow.api_fastapi.common.db.common import SessionDep
+from airflow.api_fastapi.core_api.security import GetUserDep
+from fastapi import APIRouter
+
+from ..contradictions import all_contradictions
+from ..inputs import After, Count, Until
+from ..models import DagPlan, PlanResponse
+from ..row_errors import plan_row
+from ..schedules import scheduled_dag, scheduled_dags
+from .access import DagBagDep, authenticated, read_dag, readable
+
+router = APIRouter(tags=["plan"])
+
+
+@router.get("/api/v1/plan", dependencies=[authenticated])
+def get_plans(
+    session: SessionDep,
+    user: GetUserDep,
+    dag_bag: DagBagDep,
+    count: Count = 10,
+    after: After = None,
+    until: Until = None,
+) -> PlanResponse:
+    """The next runs of every tessera DAG the caller may read, and every contradiction."""
+    mine = readable(user)
+    contradictions, check = all_contradictions(session, dag_bag, user, mine)
+    start = after or utcnow()
+    plans = [
+        plan_row(item, after=start, count=count, until=until, contradictions=contradictions)
+        for item in scheduled_dags(session, dag_bag, readable=mine)
+    ]
+    return PlanResponse(dags=plans, contradictions=contradictions, plan_check=check)
+
+
+@router.get("/api/v1/dags/{dag_id}/plan", dependencies=[read_dag])
+def get_plan(
+    dag_id: str,
+    session: SessionDep,
+    user: GetUserDep,
+    dag_bag: DagBagDep,
+    count: Count = 10,
+    after: After = None,
+    until: Until = None,
+) -> DagPlan:
+    """The next runs of one DAG: run-after, window, phase, timezone, summary, contradictions."""
+    item = scheduled_dag(session, dag_bag, dag_id)
+    contradictions, _ = all_contradictions(session, dag_bag, user, {dag_id})
+    return plan_row(item, after=after or utcnow(), count=count, until=until, contradictions=contradictions)

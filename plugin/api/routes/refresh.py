@@ -1,0 +1,53 @@
+"""``POST /api/v1/dags/{dag_id}/refresh`` (run now, join or coalesce) and ``GET`` (the live and last run)."""
+
+from __future__ import annotations
+
+from airflow.api_fastapi.common.db.common import SessionDep
+from airflow.api_fastapi.core_api.security import GetUserDep
+from airflow.api_fastapi.logging.decorators import action_logging
+from airflow.utils.types import DagRunTriggeredByType
+from fastapi import APIRouter, Depends, Request, Response, status
+
+from ..inputs import REFRESH_BODY_OPENAPI, refresh_body
+from ..models import RefreshResponse, RefreshStatus
+from ..refresh import refresh
+from ..refresh_status import refresh_response, refresh_status
+from ..schedules import scheduled_model
+from .access import DagBagDep, read_runs, trigger_runs
+
+router = APIRouter(tags=["refresh"])
+
+
+@router.post(
+    "/api/v1/dags/{dag_id}/refresh",
+    status_code=status.HTTP_200_OK,
+    responses={
+        201: {"description": "A new run was started."},
+        409: {"description": "The DAG is paused."},
+        415: {"description": "The body is not application/json (e.g. a form posted from another site)."},
+    },
+    # In this order: authorize, then refuse a body that is not a JSON object (before the
+    # action log parses it), then log the action.
+    dependencies=[trigger_runs, Depends(refresh_body), Depends(action_logging(event="tessera_refresh"))],
+    openapi_extra=REFRESH_BODY_OPENAPI,
+)
+def post_refresh(
+    dag_id: str, request: Request, response: Response, user: GetUserDep, session: SessionDep, dag_bag: DagBagDep
+) -> RefreshResponse:
+    """Run the DAG now, unless a run is in flight (joined) or succeeded within 60 s (coalesced).
+
+    The body is an empty JSON object, ``{}``, sent as ``application/json``.
+    """
+    surface = DagRunTriggeredByType.UI if request.headers.get("referer") else DagRunTriggeredByType.REST_API
+    decision = refresh(dag_id, user=user, triggered_by=surface, dag_bag=dag_bag)
+    session.expire_all()  # the decision committed in its own transaction
+    if decision.outcome == "started":
+        response.status_code = status.HTTP_201_CREATED
+    return refresh_response(dag_id, decision, session)
+
+
+@router.get("/api/v1/dags/{dag_id}/refresh", dependencies=[read_runs])
+def get_refresh(dag_id: str, session: SessionDep) -> RefreshStatus:
+    """The live run (whatever started it), the newest finished one, their DAG versions and receipts."""
+    scheduled_model(session, dag_id)
+    return refresh_status(dag_id, session)

@@ -1,0 +1,97 @@
+"""Tessera's Airflow listener: the one module that registers every dag-run hook tessera needs.
+
+Each hook runs the feature steps that react to a dag run's state, in this order:
+
+* ``on_dag_run_running``: cursor-function admission (may skip this tick's cursor tasks,
+  :mod:`tessera.operators.functions.admission`), then AFTER fan-in's release note
+  (:mod:`tessera.operators.fan_in.release`), then the wave gate
+  (:mod:`tessera.operators.schedules.waves`);
+* ``on_dag_run_success`` / ``on_dag_run_failed``: the fan-in fire record, then the wave gate.
+
+The logic lives in each feature's module; this one only orders the steps and isolates
+them: a step that raises is logged and the next one still runs, because one feature's bug
+must not stop the others (nor the scheduler, which would otherwise log and drop the rest).
+
+Dag-run hooks run in the scheduler (and in the API server when a user sets a run's state).
+Every step writes through the dag run's own session: its rows commit with the state change
+that caused them, and SQLite sees no second writer. No savepoint: the scheduler's commit
+guard refuses the release of one, so each step reads and decides before it writes, and a
+failure leaves nothing half-written in the scheduler's transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from airflow.listeners import hookimpl
+
+if TYPE_CHECKING:
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy.orm import Session
+
+log = logging.getLogger(__name__)
+
+Step = Callable[["DagRun", "Session"], Any]
+
+
+@contextmanager
+def _session_of(dag_run: DagRun, *, open_one: bool) -> Iterator[Session | None]:
+    from sqlalchemy.orm import object_session
+
+    session = object_session(dag_run)
+    if session is not None or not open_one:
+        yield session
+        return
+    from airflow.utils.session import create_session
+
+    with create_session() as own:
+        yield own
+
+
+def _run(step: Step, dag_run: DagRun, *, own_session: bool = True) -> None:
+    """Run one feature's step; if it raises, log it and return so the next step still runs.
+
+    ``own_session=False``: only inside the run's own transaction (admission must commit with
+    the run's start); a run changed outside any session (rare) is then left alone.
+    """
+    try:
+        with _session_of(dag_run, open_one=own_session) as session:
+            if session is not None:
+                step(dag_run, session)
+    except Exception:
+        log.exception("tessera: listener step %s failed for %s; the other steps still ran", step.__name__, dag_run)
+
+
+# The features are imported when a run changes state, not when every Airflow process loads the plugin.
+
+
+@hookimpl
+def on_dag_run_running(dag_run: DagRun, msg: str) -> None:
+    from tessera.operators.fan_in.release import run_started
+    from tessera.operators.functions.admission import admit
+    from tessera.operators.schedules.waves import wave_started
+
+    _run(admit, dag_run, own_session=False)
+    _run(run_started, dag_run)
+    _run(wave_started, dag_run)
+
+
+def _finished(dag_run: DagRun) -> None:
+    from tessera.operators.fan_in.release import run_finished
+    from tessera.operators.schedules.waves import wave_finished
+
+    _run(run_finished, dag_run)
+    _run(wave_finished, dag_run)
+
+
+@hookimpl
+def on_dag_run_success(dag_run: DagRun, msg: str) -> None:
+    _finished(dag_run)
+
+
+@hookimpl
+def on_dag_run_failed(dag_run: DagRun, msg: str) -> None:
+    _finished(dag_run)

@@ -1,0 +1,135 @@
+"""One listener module registers every dag-run hook; its steps run in order, and one failing step stops none.
+
+The hooks are called through Airflow's own listener manager (the plugin's entry point
+registers the module, as in every Airflow process), on a real ``DagRun`` held by a real
+session of the metadata DB. The feature steps are replaced by recorders: what is under
+test is the order, the session each step gets and the isolation, not the features.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tessera.plugin import listener
+from tessera.plugin.airflow_plugin import TesseraPlugin
+
+RUNNING = [
+    ("tessera.operators.functions.admission", "admit"),
+    ("tessera.operators.fan_in.release", "run_started"),
+    ("tessera.operators.schedules.waves", "wave_started"),
+]
+FINISHED = [
+    ("tessera.operators.fan_in.release", "run_finished"),
+    ("tessera.operators.schedules.waves", "wave_finished"),
+]
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Every feature step replaced by a recorder of (step, session it was given)."""
+    import importlib
+
+    made: list[tuple[str, Any]] = []
+    for module, name in RUNNING + FINISHED:
+
+        def record(dag_run: Any, session: Any, *, name: str = name) -> None:
+            made.append((name, session))
+
+        monkeypatch.setattr(importlib.import_module(module), name, record)
+    return made
+
+
+@pytest.fixture
+def hooks() -> Any:
+    from airflow.listeners.listener import get_listener_manager
+
+    manager = get_listener_manager()
+    manager.add_listener(listener)  # a no-op when the plugin's entry point already registered it
+    return manager.hook
+
+
+@pytest.fixture
+def held_run(airflow_db: str) -> Iterator[tuple[Any, Any]]:
+    """A dag run held by a session, as the scheduler holds the runs it changes; nothing is written."""
+    from airflow import settings
+    from airflow.models.dagrun import DagRun
+
+    session = settings.NonScopedSession()
+    run = DagRun(dag_id="listener_probe", run_id="manual__probe")
+    session.add(run)
+    yield run, session
+    session.expunge_all()
+    session.rollback()
+    session.close()
+
+
+def _fail(monkeypatch: pytest.MonkeyPatch, module: str, name: str, calls: list[tuple[str, Any]]) -> None:
+    import importlib
+
+    def broken(dag_run: Any, session: Any) -> None:
+        calls.append((name, session))
+        raise RuntimeError(f"{name} fell over")
+
+    broken.__name__ = name
+    monkeypatch.setattr(importlib.import_module(module), name, broken)
+
+
+def test_the_plugin_registers_one_module_for_every_hook(hooks):
+    from airflow.listeners.listener import get_listener_manager
+
+    assert TesseraPlugin.listeners == [listener]
+    tessera = [p for p in get_listener_manager().pm.get_plugins() if getattr(p, "__name__", "").startswith("tessera")]
+    assert tessera == [listener]
+    for hook in ("on_dag_run_running", "on_dag_run_success", "on_dag_run_failed"):
+        implementations = getattr(hooks, hook).get_hookimpls()
+        assert [impl.plugin for impl in implementations if impl.plugin is listener] == [listener]
+
+
+def test_a_started_run_is_admitted_then_released_then_gated_in_its_own_session(hooks, calls, held_run):
+    run, session = held_run
+    hooks.on_dag_run_running(dag_run=run, msg="")
+    assert calls == [("admit", session), ("run_started", session), ("wave_started", session)]
+
+
+@pytest.mark.parametrize("hook", ["on_dag_run_success", "on_dag_run_failed"])
+def test_a_finished_run_records_its_fire_then_opens_the_next_wave(hooks, calls, held_run, hook):
+    run, session = held_run
+    getattr(hooks, hook)(dag_run=run, msg="")
+    assert calls == [("run_finished", session), ("wave_finished", session)]
+
+
+@pytest.mark.parametrize(("module", "name"), RUNNING, ids=[name for _, name in RUNNING])
+def test_a_failing_step_on_start_is_logged_and_the_others_still_run(
+    hooks, calls, held_run, monkeypatch, caplog, module, name
+):
+    run, _ = held_run
+    _fail(monkeypatch, module, name, calls)
+    with caplog.at_level(logging.ERROR, logger=listener.__name__):
+        hooks.on_dag_run_running(dag_run=run, msg="")
+    assert [step for step, _ in calls] == ["admit", "run_started", "wave_started"]
+    (logged,) = caplog.records
+    assert f"step {name} failed" in logged.getMessage() and logged.exc_info is not None
+
+
+@pytest.mark.parametrize(("module", "name"), FINISHED, ids=[name for _, name in FINISHED])
+def test_a_failing_step_on_finish_is_logged_and_the_others_still_run(
+    hooks, calls, held_run, monkeypatch, caplog, module, name
+):
+    run, _ = held_run
+    _fail(monkeypatch, module, name, calls)
+    with caplog.at_level(logging.ERROR, logger=listener.__name__):
+        hooks.on_dag_run_failed(dag_run=run, msg="")
+    assert [step for step, _ in calls] == ["run_finished", "wave_finished"]
+    assert len(caplog.records) == 1
+
+
+def test_a_run_outside_any_session_is_not_admitted_but_released_and_gated_in_a_new_one(hooks, calls, airflow_db):
+    from airflow.models.dagrun import DagRun
+
+    hooks.on_dag_run_running(dag_run=DagRun(dag_id="listener_probe", run_id="manual__loose"), msg="")
+    assert [step for step, _ in calls] == ["run_started", "wave_started"]
+    assert all(session is not None for _, session in calls)
