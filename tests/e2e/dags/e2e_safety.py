@@ -7,7 +7,7 @@
 - ``e2e_cursor_forbid``: a Forbid cursor function with no schedule, paused at creation;
   the test queues several run-nows, then unpauses it, so all of them start in one loop.
 - ``e2e_hostile_cron``: every minute since 2000 with the largest backfill limit;
-  ``e2e_healthy_every_1m`` beside it must keep getting its runs.
+  ``e2e_healthy_every_20s`` beside it must keep getting its runs.
 """
 
 from __future__ import annotations
@@ -49,5 +49,5 @@ with DAG(
 ):
     EmptyOperator(task_id="noop")
 
-with DAG(dag_id="e2e_healthy_every_1m", schedule=Every("1m"), start_date=None, is_paused_upon_creation=False):
+with DAG(dag_id="e2e_healthy_every_20s", schedule=Every("20s"), start_date=None, is_paused_upon_creation=False):
     EmptyOperator(task_id="noop")
