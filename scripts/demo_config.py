@@ -16,6 +16,7 @@ AIRFLOW_HOME set to ``<home>``. Writes ``<home>/airflow.cfg`` and
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import sys
@@ -31,6 +32,24 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def port_from_environment() -> int:
+    """``TESSERA_DEMO_PORT`` (default 8080), checked to be free where the API server will bind it."""
+    raw = os.environ.get("TESSERA_DEMO_PORT", "8080")
+    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 65535):
+        raise SystemExit(f"TESSERA_DEMO_PORT: {raw!r}; give a TCP port number from 1 to 65535, e.g. 8081")
+    port = int(raw)
+    # Found now, not as an API server that fails while the rest starts. Bound as the API server binds it
+    # (loopback, see settings), reusing an address in TIME_WAIT.
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            taken = f"TESSERA_DEMO_PORT: {port} is taken; choose another, e.g. TESSERA_DEMO_PORT={port + 1}"
+            raise SystemExit(taken) from None
+    return port
 
 
 def settings(home: Path, repo: Path, api_port: int) -> dict[str, dict[str, str]]:

@@ -83,8 +83,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-        # One line per request, in the same "<name> | <line>" shape as `airflow standalone`.
-        print(f"sync-svc   | {format % args}", file=sys.stderr, flush=True)
+        # One line per request, without the client address and date the base class adds.
+        print(format % args, file=sys.stderr, flush=True)
 
 
 def main(port_file: Path) -> None:
