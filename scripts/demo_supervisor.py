@@ -220,7 +220,7 @@ class Demo:
     def send(self, sig: signal.Signals) -> None:
         left = self.running()
         names = ", ".join(sorted({demo_processes.name(pid) for pid, _ in left}))
-        say(f"{sig.name} to what is still running: {names or 'the process groups started'}")
+        say(f"{sig.name} to the rest: {names or 'the process groups started'}")
         for process in self.started:
             try:
                 os.killpg(process.pid, sig)
