@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The demo (`make demo`): real Airflow (scheduler, dag-processor, API server, triggerer) via `airflow standalone`,
-# on an embedded SQLite metadata DB, with dags_examples/ as the DAGs folder and a local stand-in for the HTTP
-# example's service. scripts/demo_supervisor.py does the work; see its docstring.
+# The demo (`make demo`): real Airflow (API server, dag-processor, scheduler, triggerer) on an embedded SQLite
+# metadata DB, with dags_examples/ as the DAGs folder and a local stand-in for the HTTP example's service.
+# scripts/demo_supervisor.py does the work; see its docstring.
 #
 #   TESSERA_DEMO_HOME   the demo's AIRFLOW_HOME (default <repo>/.demo). Its airflow.cfg holds every demo setting,
 #                       so `scripts/demo-airflow <command>` runs any airflow command against the demo.
