@@ -17,10 +17,15 @@ $(BIN)/.installed: pyproject.toml
 
 venv: $(BIN)/.installed
 
-# Real Airflow (scheduler, dag-processor, API server, triggerer) on an embedded SQLite DB,
-# with dags_examples/ as the DAGs folder.
+# Real Airflow (scheduler, dag-processor, API server, triggerer) on an embedded SQLite DB, with
+# dags_examples/ as the DAGs folder; its settings in $(DEMO_HOME)/airflow.cfg, so scripts/demo-airflow
+# runs any airflow command against it. TESSERA_DEMO_PORT changes the port; Ctrl-C or kill stops it all.
+# A plain command line, so make runs it without a shell: the demo is make's own child, and the
+# SIGTERM make passes on when it is killed reaches the process that stops the rest.
+demo: export TESSERA_DEMO_HOME = $(DEMO_HOME)
+demo: export TESSERA_DEMO_VENV = $(CURDIR)/$(VENV)
 demo: venv
-	AIRFLOW_HOME=$(DEMO_HOME) PATH=$(CURDIR)/$(BIN):$$PATH bash scripts/demo.sh
+	bash scripts/demo.sh
 
 test: venv
 	$(BIN)/python -m pytest

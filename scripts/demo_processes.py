@@ -1,0 +1,86 @@
+"""Which processes belong to one demo run, read from Linux's ``/proc``.
+
+Two ways, because each misses some: the supervisor's process tree (but a process
+whose parent died is re-parented to init and leaves the tree), and a marker in
+the environment (but Airflow renames its workers and API server with
+``setproctitle``, which overwrites the memory ``/proc/<pid>/environ`` shows).
+A process is named by its pid and its start time, so a pid the kernel reuses
+for an unrelated process is never mistaken for the demo's.
+"""
+
+from __future__ import annotations
+
+import os
+
+Process = tuple[int, int]
+"""(pid, start time in clock ticks after boot)."""
+
+
+def table() -> dict[int, tuple[int, int, str]] | None:
+    """Every process as pid -> (parent pid, start time, state letter); None where there is no ``/proc``."""
+    if not os.path.isdir("/proc"):
+        return None
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                line = stat.read()
+        except OSError:  # gone meanwhile
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ")".
+        fields = line[line.rindex(")") + 2 :].split()
+        found[int(entry.name)] = (int(fields[1]), int(fields[19]), fields[0])
+    return found
+
+
+def descendants(root: int, processes: dict[int, tuple[int, int, str]]) -> set[Process]:
+    """The processes below ``root`` in the tree (not ``root`` itself)."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in processes.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), list(children.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        found.add((pid, processes[pid][1]))
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def marked(variable: str, value: str, processes: dict[int, tuple[int, int, str]]) -> set[Process]:
+    """The processes whose environment holds ``variable=value`` (readable ones: one's own user's)."""
+    wanted = f"{variable}={value}".encode()
+    found = set()
+    for pid, (_, start, _) in processes.items():
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                if wanted in environ.read().split(b"\0"):
+                    found.add((pid, start))
+        except OSError:
+            continue
+    return found
+
+
+def running(known: set[Process], processes: dict[int, tuple[int, int, str]]) -> set[Process]:
+    """Those of ``known`` still running: same pid and start time, and not a zombie waiting to be reaped."""
+    alive = set()
+    for pid, start in known:
+        entry = processes.get(pid)
+        if entry is not None and entry[1] == start and entry[2] != "Z":
+            alive.add((pid, start))
+    return alive
+
+
+def name(pid: int) -> str:
+    """What ``ps`` shows for the process, shortened: its (possibly retitled) command line."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            words = cmdline.read().replace(b"\0", b" ").decode(errors="replace").split()
+    except OSError:
+        return str(pid)
+    # "/venv/bin/python3 /venv/bin/airflow scheduler" reads better as "airflow scheduler".
+    words = [os.path.basename(word) if "/" in word else word for word in words]
+    if len(words) > 1 and words[0].startswith("python"):
+        words = words[1:]
+    return " ".join(words)[:60] or str(pid)
