@@ -29,7 +29,12 @@ from tessera.plugin.api import metrics as refresh_metrics
 
 from .operators.conftest import CursorDags, stored_cursor
 from .operators.fan_in.test_fan_in_db import Deployment
-from .operators.functions.test_cursor_admission import _queue_run, _scheduler_starts_queued_runs, _skip_reason
+from .operators.functions.test_cursor_admission import (  # noqa: F401 - admission is a fixture
+    _queue_run,
+    _scheduler_starts_queued_runs,
+    _skip_reason,
+    admission,
+)
 
 SINCE = metrics.SECONDS_SINCE_LAST_SUCCESS
 
@@ -126,17 +131,6 @@ def cursor_dags(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Cu
     return CursorDags(tmp_path_factory.mktemp("metrics-dags"))
 
 
-@pytest.fixture
-def admission() -> Iterator[None]:
-    from airflow.listeners.listener import get_listener_manager
-
-    from tessera.operators.functions.admission import admission_listener
-
-    manager = get_listener_manager()
-    manager.add_listener(admission_listener)
-    yield
-    manager.pm.unregister(admission_listener)
-
 
 def test_plain_statsd_gets_per_function_names_so_two_functions_gauges_stay_apart(
     cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
@@ -161,8 +155,9 @@ def test_plain_statsd_gets_per_function_names_so_two_functions_gauges_stay_apart
     assert [g.kind for g in statsd.named(f"airflow.{metrics.FIRE_DURATION}.Failed.metrics_failing.fn")] == ["ms"]
 
 
+@pytest.mark.usefixtures("admission")
 def test_datadog_statsd_tags_a_concurrency_forbidden_skip_with_its_reason_and_dag(
-    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch, admission: None
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _use_metrics(monkeypatch, statsd_datadog_enabled=True)
     dag_id = "metrics_forbid"
