@@ -20,7 +20,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from .identity import asset_uri, schedule_asset
 from .state import schedule_state
-from .waves import GATE_TASK_ID, WAVES_KEY, cancel_note, gate_state
+from .waves import GATE_TASK_ID, WAVES_KEY, cancel_reason, gate_state
 
 
 class WaveGateTrigger(BaseTrigger):
@@ -42,7 +42,7 @@ class WaveGateTrigger(BaseTrigger):
             plan = await schedule_state(self.schedule, WAVES_KEY)
             state = gate_state(plan, self.member)
             if state != "wait":
-                cancelled = cancel_note(plan, schedule=self.schedule) if plan and state == "cancelled" else None
+                cancelled = cancel_reason(plan, self.member)
                 yield TriggerEvent({"member": self.member, "open": (plan or {}).get("open"), "cancelled": cancelled})
                 return
             await asyncio.sleep(self.poll_interval)
@@ -74,7 +74,7 @@ class WaveGate(BaseOperator):
         plan = AssetStateStoreAccessor(uri=asset_uri(self.schedule)).get(WAVES_KEY, default=None)
         state = gate_state(plan, member)
         if state == "cancelled":
-            raise AirflowFailException(cancel_note(plan, schedule=self.schedule))
+            raise AirflowFailException(cancel_reason(plan, member))
         if state == "open":
             return
         self.log.info("Run %s waits for wave %s of schedule %s", member, plan["members"][member], self.schedule)

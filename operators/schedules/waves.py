@@ -17,9 +17,12 @@ terminal), so AFTER children are released as usual.
 The scheduler-side listener keeps the plan in the schedule asset's state store
 under ``waves``: ``{"fire", "waves", "open", "members", "cancelled"}``, where ``members``
 maps ``"<dag_id>/<run_id>"`` to the wave of that run and ``cancelled`` is ``None`` or
-``{"by": <member that failed>, "waves": [<wave>, ...]}``. The gates read it from there.
-A run missing from ``members`` belongs to an older fire than the plan and is not
-held: a late straggler must not wait for a wave plan that moved on.
+``{"by": <member that failed>, "waves": [<wave>, ...], "note": <why>}``. The gates read
+it from there. A run missing from ``members`` belongs to an older fire than the plan and
+is not held: a late straggler must not wait for a wave plan that moved on. A cancelled
+run stays cancelled when the next fire starts a new plan: the new plan carries it in
+``carried`` (``{member: note}``, the newest ``CARRIED_LIMIT``), so a gate that had not
+yet seen the cancellation cannot slip through.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 WAVES_KEY = "waves"
+CARRIED_LIMIT = 100
+"""Cancelled runs of earlier fires a plan remembers; an older one has long been failed by its gate."""
 GATE_TASK_ID = "tessera_wave_gate"
 
 log = logging.getLogger(__name__)
@@ -60,14 +65,25 @@ def split_waves(pipelines: Sequence[str], width: int) -> list[list[str]]:
 GateState = Literal["open", "wait", "cancelled"]
 
 
+def cancel_reason(plan: dict[str, Any] | None, member: str) -> str | None:
+    """Why run ``member`` was cancelled by fail-fast (its note), or ``None`` if it was not."""
+    if not plan:
+        return None
+    if member in plan.get("carried", {}):
+        return plan["carried"][member]
+    cancelled = plan.get("cancelled") or {}
+    if member in plan.get("members", {}) and plan["members"][member] in cancelled.get("waves", ()):
+        return cancelled["note"]
+    return None
+
+
 def gate_state(plan: dict[str, Any] | None, member: str) -> GateState:
     """What the gate of run ``member`` (``"<dag_id>/<run_id>"``) does: pass, keep waiting, or fail."""
+    if cancel_reason(plan, member) is not None:
+        return "cancelled"
     if not plan or member not in plan.get("members", {}):
         return "open"
-    wave = plan["members"][member]
-    if wave in (plan.get("cancelled") or {}).get("waves", ()):
-        return "cancelled"
-    return "open" if wave <= plan.get("open", 0) else "wait"
+    return "open" if plan["members"][member] <= plan.get("open", 0) else "wait"
 
 
 def gate_open(plan: dict[str, Any] | None, member: str) -> bool:
@@ -75,14 +91,25 @@ def gate_open(plan: dict[str, Any] | None, member: str) -> bool:
     return gate_state(plan, member) == "open"
 
 
-def cancel_note(plan: dict[str, Any], *, schedule: str) -> str:
+def cancel_note(plan: dict[str, Any], *, failed: str, waves: Sequence[int], schedule: str) -> str:
     """The run note of a fail-fast cancellation: the member that failed and the waves it cancelled."""
-    cancelled = plan["cancelled"]
-    waves = ", ".join(f"wave {w + 1} ({', '.join(plan['waves'][w])})" for w in cancelled["waves"])
+    named = ", ".join(f"wave {w + 1} ({', '.join(plan['waves'][w])})" for w in waves)
     return (
-        f"Fail-fast: {cancelled['by']} failed in wave {plan['members'][cancelled['by']] + 1} of schedule "
-        f"{schedule}'s fire {plan['fire']}; cancelled {waves}: their pipelines do not run this fire."
+        f"Fail-fast: {failed} failed in wave {plan['members'][failed] + 1} of schedule "
+        f"{schedule}'s fire {plan['fire']}; cancelled {named}: their pipelines do not run this fire."
     )
+
+
+def _carried(old: dict[str, Any] | None) -> dict[str, str]:
+    """The cancelled runs a new plan keeps from the one it replaces (the newest ``CARRIED_LIMIT``)."""
+    if not old:
+        return {}
+    carried = dict(old.get("carried", {}))
+    cancelled = old.get("cancelled") or {}
+    for member, wave in old.get("members", {}).items():
+        if wave in cancelled.get("waves", ()):
+            carried[member] = cancelled["note"]
+    return dict(list(carried.items())[-CARRIED_LIMIT:])
 
 
 def _context(dag_run: DagRun, session: Session, *, starting: bool) -> tuple[dict[str, Any], int, str] | None:
@@ -120,14 +147,16 @@ def wave_started(dag_run: DagRun, session: Session) -> dict[str, Any] | None:
             "waves": split_waves(pipelines, record["max_wave_concurrent"]),
             "open": 0,
             "members": {},
+            "carried": _carried(plan),
         }
     wave = next((i for i, members in enumerate(plan["waves"]) if dag_run.dag_id in members), None)
     if wave is None:  # joined the schedule after this fire was planned: it runs in the last wave
         wave = len(plan["waves"]) - 1
-    plan["members"][f"{dag_run.dag_id}/{dag_run.run_id}"] = wave
+    member = f"{dag_run.dag_id}/{dag_run.run_id}"
+    plan["members"][member] = wave
     write_state(asset_id, WAVES_KEY, plan, session)
-    if wave in (plan.get("cancelled") or {}).get("waves", ()):  # started after the fail-fast: say so
-        _add_note(dag_run, cancel_note(plan, schedule=record["name"]))
+    if (reason := cancel_reason(plan, member)) is not None:  # started after the fail-fast: say so
+        _add_note(dag_run, reason)
     return plan
 
 
@@ -140,10 +169,10 @@ def wave_finished(dag_run: DagRun, session: Session) -> dict[str, Any] | None:
     plan = read_state(asset_id, WAVES_KEY, session)
     if plan is None or plan["fire"] != fire:
         return plan
-    if str(dag_run.state) == "failed" and _fail_fast(plan, f"{dag_run.dag_id}/{dag_run.run_id}"):
+    if str(dag_run.state) == "failed" and _fail_fast(plan, f"{dag_run.dag_id}/{dag_run.run_id}", record["name"]):
         write_state(asset_id, WAVES_KEY, plan, session)
-        _note_cancelled(plan, record["name"], dag_run, session)
-        log.warning("Schedule %s: %s", record["name"], cancel_note(plan, schedule=record["name"]))
+        _note_cancelled(plan, dag_run, session)
+        log.warning("Schedule %s: %s", record["name"], plan["cancelled"]["note"])
         return plan
     if plan.get("cancelled"):
         return plan  # a cancelled fire opens nothing more
@@ -160,7 +189,7 @@ def wave_finished(dag_run: DagRun, session: Session) -> dict[str, Any] | None:
     return plan
 
 
-def _fail_fast(plan: dict[str, Any], member: str) -> bool:
+def _fail_fast(plan: dict[str, Any], member: str, schedule: str) -> bool:
     """Cancel the waves not yet open because ``member`` failed; whether this changed the plan.
 
     Only a member of an open wave triggers it: a run of a later wave that fails on its own
@@ -173,7 +202,8 @@ def _fail_fast(plan: dict[str, Any], member: str) -> bool:
     later = list(range(plan["open"] + 1, len(plan["waves"])))
     if not later:
         return False
-    plan["cancelled"] = {"by": member, "waves": later}
+    note = cancel_note(plan, failed=member, waves=later, schedule=schedule)
+    plan["cancelled"] = {"by": member, "waves": later, "note": note}
     return True
 
 
@@ -181,12 +211,12 @@ def _add_note(dag_run: DagRun, note: str) -> None:
     dag_run.note = note if not dag_run.note else f"{dag_run.note}\n{note}"
 
 
-def _note_cancelled(plan: dict[str, Any], schedule: str, failed: DagRun, session: Session) -> None:
+def _note_cancelled(plan: dict[str, Any], failed: DagRun, session: Session) -> None:
     """Say why on the failed run and on every run of a cancelled wave that has started already."""
     from airflow.models.dagrun import DagRun
     from sqlalchemy import select
 
-    note = cancel_note(plan, schedule=schedule)
+    note = plan["cancelled"]["note"]
     _add_note(failed, note)
     cancelled = set(plan["cancelled"]["waves"])
     for member, wave in plan["members"].items():

@@ -395,24 +395,31 @@ def test_a_failed_member_cancels_the_waves_not_yet_open(deployment: Deployment) 
     deployment.finish("t4_wave_1", ids[1], "failed")  # its retries are spent: the run itself failed
     plan = deployment.state("t4_wave", WAVES_KEY)
     assert plan["open"] == 0
-    assert plan["cancelled"] == {"by": members[1], "waves": [1, 2]}
-    assert [gate_state(plan, members[n]) for n in (1, 2, 3)] == ["open", "cancelled", "cancelled"]
     expected = (
         f"Fail-fast: {members[1]} failed in wave 1 of schedule t4_wave's fire {_fire(5)}; "
         "cancelled wave 2 (t4_wave_2), wave 3 (t4_wave_3): their pipelines do not run this fire."
     )
+    assert plan["cancelled"] == {"by": members[1], "waves": [1, 2], "note": expected}
+    assert [gate_state(plan, members[n]) for n in (1, 2, 3)] == ["open", "cancelled", "cancelled"]
     for n in (1, 2, 3):  # the failed run and every cancelled one say why
         assert _note(deployment, n, ids[n]) == expected
+
+    # The next fire's plan keeps them cancelled: a gate that had not yet looked cannot slip through.
+    deployment.run("t4_wave_1", T0 + 6 * HOUR, state=None)
+    deployment.schedule()
+    newer = deployment.state("t4_wave", WAVES_KEY)
+    assert newer["fire"] == _fire(6) and newer.get("cancelled") is None
+    assert [gate_state(newer, members[n]) for n in (2, 3)] == ["cancelled", "cancelled"]
 
     # The cancelled runs' gates fail; their failures neither open a wave nor cancel again.
     deployment.finish("t4_wave_2", ids[2], "failed")
     deployment.finish("t4_wave_3", ids[3], "failed")
-    assert deployment.state("t4_wave", WAVES_KEY) == plan
+    assert deployment.state("t4_wave", WAVES_KEY) == newer
     assert _note(deployment, 2, ids[2]) == expected
 
 
 def test_a_failure_in_the_last_wave_cancels_nothing(deployment: Deployment) -> None:
-    ids = _new_wave_fire(deployment, 6)
+    ids = _new_wave_fire(deployment, 7)
     deployment.finish("t4_wave_1", ids[1], "success")
     deployment.finish("t4_wave_2", ids[2], "success")
     deployment.finish("t4_wave_3", ids[3], "failed")

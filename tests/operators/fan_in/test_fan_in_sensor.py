@@ -183,7 +183,7 @@ def test_a_cancelled_wave_fails_its_gate_and_its_work_never_starts(deployment: D
     cancelled = {
         **plan,
         "members": {**plan["members"], "t5_other/r": 0},
-        "cancelled": {"by": "t5_other/r", "waves": [1]},
+        "cancelled": {"by": "t5_other/r", "waves": [1], "note": "Fail-fast: t5_other/r failed"},
     }
     worker, deferred = _once_deferred("t5_gated", "tessera_wave_gate", lambda: write(cancelled))
     tasks = _test_run(deployment, "t5_gated", logical_date)
