@@ -201,6 +201,25 @@ def test_the_schedules_page_shows_the_examples_and_refresh_starts_a_run(airflow_
     page.close()
 
 
+def test_the_row_names_each_stale_parent_of_a_fan_in_schedule(airflow_ui, browser):
+    from playwright.sync_api import expect
+
+    page = _log_in(browser, airflow_ui.base, "viewer")
+    page.goto(f"{airflow_ui.base}/plugin/tessera-schedules")
+    frame = page.frame_locator("iframe[title=Schedules]")
+    # The example fan-in (PARENT_FRESHNESS 26) behind three loads, none of which has completed a fire yet.
+    row = frame.locator('tr.dag[data-dag-id="tessera_declared_gold_cross_source"]')
+    expect(row).to_be_visible(timeout=90_000)
+    for parent in ("apc_daily", "norled_daily", "mpc_daily"):
+        stale = row.locator(f'.stale[data-parent="{parent}"]')
+        expect(stale).to_contain_text(f"stale parent {parent}", timeout=60_000)
+        expect(stale).to_contain_text("never completed a fire (bound 26 h)")
+    expect(frame.locator(f'tr.dag[data-dag-id="{REFRESHED_DAG}"] .stale')).to_have_count(0)
+    row.scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "stale-parents.png")
+    page.close()
+
+
 def test_a_viewer_sees_the_page_but_may_not_refresh(airflow_ui, browser):
     from playwright.sync_api import expect
 
