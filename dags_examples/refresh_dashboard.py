@@ -9,6 +9,9 @@ The schedule carries a stable 0-14 minute anti-herd phase: the run starts a few
 minutes after 09:00, while its window and the next run the UI shows stay at 09:00.
 Use the Schedules page's Refresh (or ``POST /tessera/api/v1/dags/<id>/refresh``) to
 recompute now: it joins a run already in flight and never moves the 09:00 run.
+Nothing runs two refreshes at once on any surface: tessera's dag policy gives a DAG
+with a ``RefreshSQLOperator`` ``max_active_runs=1``, so a run started by the schedule,
+the Trigger button or the REST API while another is in flight waits queued.
 
 The demo defines the connection; elsewhere, e.g.::
 

@@ -8,6 +8,9 @@ It also refuses a tessera-scheduled DAG whose start or end dates (its own, or it
 tasks', which Airflow folds into the same restriction) lie outside the supported
 range of instants: an import error naming the date is better than a scheduler
 that later stops scheduling the DAG without a word.
+
+And it holds every DAG with a ``RefreshSQLOperator`` task, whatever its schedule, to one
+active run (:mod:`tessera.operators.refresh_single_flight`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,17 @@ from airflow.policies import hookimpl
 def dag_policy(dag) -> None:
     # Imported here: Airflow loads policy entry points while `airflow` itself is still
     # initialising, before the timetable modules (which import airflow) can be imported.
+    from airflow.configuration import conf
     from airflow.exceptions import AirflowClusterPolicyViolation
 
+    from tessera.operators.refresh_single_flight import hold_single_flight
     from tessera.timetables.base import TesseraTimetable
     from tessera.timetables.limits import check_supported_instant
 
+    try:
+        hold_single_flight(dag, default_max_active_runs=conf.getint("core", "max_active_runs_per_dag"))
+    except ValueError as refused:
+        raise AirflowClusterPolicyViolation(str(refused)) from None
     timetable = dag.timetable
     if isinstance(timetable, TesseraTimetable):
         dates = [("start_date", dag.start_date), ("end_date", dag.end_date)]

@@ -46,6 +46,32 @@ def stale_parents(
     return [name for name in parents if (last_completed.get(name) is None or last_completed[name] < oldest_fresh)]
 
 
+@dataclass(frozen=True, slots=True)
+class StaleParent:
+    """A parent outside the freshness window, as the schedule row shows it."""
+
+    schedule: str
+    last_completed: datetime.datetime | None
+    """``None``: it never completed a fire."""
+    age_seconds: float | None
+    bound_hours: float
+
+
+def stale_parent_ages(
+    parents: Sequence[str],
+    last_completed: Mapping[str, datetime.datetime | None],
+    *,
+    now: datetime.datetime,
+    hours: float,
+) -> list[StaleParent]:
+    """The stale parents (:func:`stale_parents`) with how long ago each completed a fire, and the bound."""
+    found = []
+    for name in stale_parents(parents, last_completed, now=now, hours=hours):
+        then = last_completed.get(name)
+        found.append(StaleParent(name, then, None if then is None else (now - then).total_seconds(), hours))
+    return found
+
+
 def _age(now: datetime.datetime, then: datetime.datetime | None) -> str:
     if then is None:
         return "never completed a fire"

@@ -116,7 +116,8 @@ def _emit(asset_id: int, dag_run: DagRun, facts: dict[str, Any], session: Sessio
     session.execute(statement)
 
 
-def _last_completed(parents: list[str], session: Session) -> dict[str, datetime.datetime | None]:
+def last_completed(parents: list[str], session: Session) -> dict[str, datetime.datetime | None]:
+    """When each parent schedule last completed a fire (its newest asset event); ``None``: never."""
     from airflow.models.asset import AssetEvent, AssetModel
     from sqlalchemy import func, select
 
@@ -152,7 +153,7 @@ def run_started(dag_run: DagRun, session: Session) -> str | None:
         for event in dag_run.consumed_asset_events
         if (parent := schedule_of_uri(event.asset.uri)) is not None
     ]
-    last = _last_completed(parents, session)
+    last = last_completed(parents, session)
     now = datetime.datetime.now(datetime.timezone.utc)
     stale = stale_parents(parents, last, now=now, hours=hours)
     if stale:

@@ -3,7 +3,9 @@
 See :mod:`~tessera.operators.schedules.waves` for how waves are planned and opened
 (in the scheduler). The gate only reads the plan: a run of wave 0 passes at once;
 a later wave defers to :class:`WaveGateTrigger` in the triggerer, holding no
-worker slot, and its pipeline's real tasks start once the gate succeeds.
+worker slot, and its pipeline's real tasks start once the gate succeeds. When an
+earlier wave failed and cancelled this one (fail-fast), the gate fails without a
+retry, so the pipeline's tasks end ``upstream_failed`` and never start.
 """
 
 from __future__ import annotations
@@ -13,15 +15,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from airflow.sdk import BaseOperator
+from airflow.sdk.exceptions import AirflowFailException
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from .identity import asset_uri, schedule_asset
 from .state import schedule_state
-from .waves import GATE_TASK_ID, WAVES_KEY, gate_open
+from .waves import GATE_TASK_ID, WAVES_KEY, cancel_reason, gate_state
 
 
 class WaveGateTrigger(BaseTrigger):
-    """Fire once run ``member`` (``"<dag_id>/<run_id>"``) may pass the wave plan of ``schedule``."""
+    """Fire once run ``member`` (``"<dag_id>/<run_id>"``) may pass the wave plan of ``schedule``, or is cancelled."""
 
     def __init__(self, schedule: str, member: str, poll_interval: float = 5.0) -> None:
         super().__init__()
@@ -37,8 +40,10 @@ class WaveGateTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         while True:
             plan = await schedule_state(self.schedule, WAVES_KEY)
-            if gate_open(plan, self.member):
-                yield TriggerEvent({"member": self.member, "open": (plan or {}).get("open")})
+            state = gate_state(plan, self.member)
+            if state != "wait":
+                cancelled = cancel_reason(plan, self.member)
+                yield TriggerEvent({"member": self.member, "open": (plan or {}).get("open"), "cancelled": cancelled})
                 return
             await asyncio.sleep(self.poll_interval)
 
@@ -67,12 +72,17 @@ class WaveGate(BaseOperator):
 
         member = f"{self.dag_id}/{context['run_id']}"
         plan = AssetStateStoreAccessor(uri=asset_uri(self.schedule)).get(WAVES_KEY, default=None)
-        if gate_open(plan, member):
+        state = gate_state(plan, member)
+        if state == "cancelled":
+            raise AirflowFailException(cancel_reason(plan, member))
+        if state == "open":
             return
         self.log.info("Run %s waits for wave %s of schedule %s", member, plan["members"][member], self.schedule)
         self.defer(trigger=WaveGateTrigger(self.schedule, member, self.poll_interval), method_name="execute_complete")
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> None:
+        if event.get("cancelled"):
+            raise AirflowFailException(event["cancelled"])
         self.log.info("Wave open for %s (open wave %s)", event["member"], event["open"])
 
 

@@ -131,6 +131,13 @@ class CursorStatus(_Model):
     conditions: list[ConditionModel]
 
 
+class StaleParentModel(_Model):
+    schedule: str = Field(description="The AFTER parent schedule outside the freshness window.")
+    last_completed: Instant | None = Field(description="When it last completed a fire; null: never.")
+    age_seconds: float | None = Field(description="How long ago that was; null: never.")
+    bound_hours: float = Field(description="The schedule's PARENT_FRESHNESS window, in hours.")
+
+
 class DagStatus(_Model):
     dag_id: str
     summary: str
@@ -145,6 +152,10 @@ class DagStatus(_Model):
     conditions: list[ConditionModel] = Field(description="SpecValid (can it fire at all) and Ready (did it work).")
     cursors: list[CursorStatus] = Field(description="One per cursor function of the DAG.")
     cursor_status: str = Field(description="'ok', 'not a cursor function' or 'not available: <why>'.")
+    stale_parents: list[StaleParentModel] = Field(
+        default_factory=list,
+        description="AFTER parents with no completed fire within PARENT_FRESHNESS, as of now (a fire proceeds anyway).",
+    )
     error: str | None = Field(
         default=None,
         description="Why this DAG's status could not be computed; the row then shows only its DAG row and runs.",

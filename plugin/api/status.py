@@ -30,11 +30,14 @@ from airflow.models.dagrun import DagRun
 from airflow.utils.types import DagRunType
 from sqlalchemy import select
 
+from tessera.operators.fan_in.freshness import stale_parent_ages
+from tessera.operators.fan_in.release import last_completed
+from tessera.operators.schedules.identity import record_of
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_info import RunSchedule
 
 from .adapters import NOT_A_CURSOR_FUNCTION, cursor_function_status
-from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary
+from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel
 from .schedules import ScheduledDag, stored_next_run
 
 if TYPE_CHECKING:
@@ -180,6 +183,17 @@ def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSumma
     )
 
 
+def stale_parents_of(item: ScheduledDag, session: Session, now: datetime.datetime) -> list[StaleParentModel]:
+    """The AFTER parents of the DAG's declared schedule that are outside its freshness window now."""
+    record = record_of(getattr(item.dag, "default_args", None))
+    hours = float((record or {}).get("parent_freshness_hours") or 0)
+    if not record or not record.get("after") or not hours:
+        return []
+    parents = list(record["after"])
+    stale = stale_parent_ages(parents, last_completed(parents, session), now=now, hours=hours)
+    return [StaleParentModel.model_validate(parent) for parent in stale]
+
+
 def dag_status(item: ScheduledDag, contradictions: list[Contradiction], session: Session) -> DagStatus:
     timetable, model = item.timetable, item.model
     runs = select(DagRun).where(DagRun.dag_id == item.dag_id)
@@ -219,4 +233,5 @@ def dag_status(item: ScheduledDag, contradictions: list[Contradiction], session:
         conditions=outcome.conditions,
         cursors=cursors,
         cursor_status=cursor_status,
+        stale_parents=stale_parents_of(item, session, utcnow()),
     )

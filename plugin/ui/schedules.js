@@ -95,6 +95,22 @@ function health(status) {
   return chips;
 }
 
+function ago(seconds) {
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+// AFTER parents with no completed fire within PARENT_FRESHNESS: named on the row (the fire proceeds anyway).
+function staleParents(status) {
+  return ((status && status.stale_parents) || []).map((p) => {
+    const age = p.age_seconds === null ? "never completed a fire" : `last fire ${ago(p.age_seconds)} ago`;
+    return el("div", { class: "stale", "data-parent": p.schedule,
+      title: `No completed fire within ${p.bound_hours} h${p.last_completed ? `; last ${when(p.last_completed)} UTC` : ""}` },
+    chip("warn", `stale parent ${p.schedule}`), el("span", { class: "sub" }, `${age} (bound ${p.bound_hours} h)`));
+  });
+}
+
 function outcome(status) {
   if (!status) return "—";
   const parts = [];
@@ -188,6 +204,7 @@ function row(dag, next, status, now) {
   if (dag.timezone !== "UTC") schedule.push(el("div", { class: "sub" }, dag.timezone));
   if (dag.is_paused) schedule.push(chip("idle", "paused"));
   if (error) schedule.push(chip("bad", "error", error));
+  schedule.push(...staleParents(status));
   const main = el("tr", { class: error ? "dag broken" : "dag", "data-dag-id": dag.dag_id },
     el("td", {}, link),
     el("td", {}, schedule),

@@ -46,6 +46,24 @@ with DAG("{REFRESHED_DAG}", schedule=Every("1h"), start_date=tomorrow, catchup=F
         pass
     recompute()
 """
+FAN_IN_DAG = "ui_fan_in_step"
+# A fan-in behind a parent that never fires (its schedule is inactive): a stale parent, deterministically.
+FAN_IN_DAG_FILE = f"""
+from airflow.sdk import DAG, task
+from tessera.operators.schedules.schedule import Schedule
+from tessera.operators.schedules.schedule_set import ScheduleSet
+
+S = ScheduleSet([
+    Schedule("ui_quiet_parent", cron="0 0 1 1 *", active=False),
+    Schedule("ui_fan_in", after=["ui_quiet_parent"], parent_freshness=1),
+])
+for name, dag_id in (("ui_quiet_parent", "ui_quiet_load"), ("ui_fan_in", "{FAN_IN_DAG}")):
+    with DAG(dag_id, start_date=None, **S.dag_kwargs(name)):
+        @task
+        def work():
+            pass
+        work()
+"""
 SHOWN_DAGS = ("tessera_every_5m_delay", "tessera_calendar_daily_new_york", REFRESHED_DAG)
 LOCK_HELD_SECONDS = 10
 """Longer than sqlite3's default busy timeout (5 s), well within the deployment's (sqlite_settings)."""
@@ -105,6 +123,7 @@ def airflow_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
     shutil.rmtree(home.dags)
     shutil.copytree(REPO / "dags_examples", home.dags, ignore=shutil.ignore_patterns("__pycache__"))
     (home.dags / "ui_refresh_on_demand.py").write_text(REFRESHED_DAG_FILE)
+    (home.dags / "ui_fan_in.py").write_text(FAN_IN_DAG_FILE)
     passwords = home.root / "passwords.json"
     passwords.write_text(json.dumps(PASSWORDS))
     port = _free_port()
@@ -198,6 +217,23 @@ def test_the_schedules_page_shows_the_examples_and_refresh_starts_a_run(airflow_
     grid_bar = page.locator(", ".join(f'a[href*="{href}"]' for href in hrefs)).first
     expect(grid_bar).to_be_visible(timeout=60_000)
     page.screenshot(path=ARTIFACTS / "grid.png")
+    page.close()
+
+
+def test_the_row_names_each_stale_parent_of_a_fan_in_schedule(airflow_ui, browser):
+    from playwright.sync_api import expect
+
+    page = _log_in(browser, airflow_ui.base, "viewer")
+    page.goto(f"{airflow_ui.base}/plugin/tessera-schedules")
+    frame = page.frame_locator("iframe[title=Schedules]")
+    row = frame.locator(f'tr.dag[data-dag-id="{FAN_IN_DAG}"]')
+    expect(row).to_be_visible(timeout=90_000)
+    stale = row.locator('.stale[data-parent="ui_quiet_parent"]')
+    expect(stale).to_contain_text("stale parent ui_quiet_parent", timeout=60_000)
+    expect(stale).to_contain_text("never completed a fire (bound 1 h)")
+    expect(frame.locator(f'tr.dag[data-dag-id="{REFRESHED_DAG}"] .stale')).to_have_count(0)
+    row.scroll_into_view_if_needed()
+    page.screenshot(path=ARTIFACTS / "stale-parents.png")
     page.close()
 
 

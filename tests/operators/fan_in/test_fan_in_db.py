@@ -354,9 +354,10 @@ def test_waves_open_one_after_another_as_their_runs_finish(deployment: Deploymen
     members = {n: f"t4_wave_{n}/{ids[n]}" for n in (1, 2, 3)}
     assert [gate_open(plan, members[n]) for n in (1, 2, 3)] == [True, False, False]
 
-    deployment.finish("t4_wave_3", ids[3], "failed")  # out of turn: opens nothing
-    assert deployment.state("t4_wave", WAVES_KEY)["open"] == 0
-    deployment.finish("t4_wave_1", ids[1], "failed")  # a failed wave still opens the next
+    deployment.finish("t4_wave_3", ids[3], "failed")  # out of turn: opens nothing, cancels nothing
+    plan = deployment.state("t4_wave", WAVES_KEY)
+    assert (plan["open"], plan.get("cancelled")) == (0, None)
+    deployment.finish("t4_wave_1", ids[1], "success")
     plan = deployment.state("t4_wave", WAVES_KEY)
     assert plan["open"] == 1 and gate_open(plan, members[2])
     deployment.finish("t4_wave_2", ids[2], "success")
@@ -370,6 +371,61 @@ def test_waves_open_one_after_another_as_their_runs_finish(deployment: Deploymen
         0,
         [f"t4_wave_2/scheduled__{(T0 + 2 * HOUR).isoformat()}"],
     )
+
+
+def _new_wave_fire(deployment: Deployment, hour: int) -> dict[int, str]:
+    """Runs of the three wave pipelines for the fire at ``hour``, started (earlier fires finished first)."""
+    for n in (1, 2, 3):
+        deployment.finish_unfinished(f"t4_wave_{n}")
+    ids = {n: deployment.run(f"t4_wave_{n}", T0 + hour * HOUR, state=None) for n in (1, 2, 3)}
+    deployment.schedule()
+    return ids
+
+
+def _note(deployment: Deployment, n: int, run_id: str) -> str | None:
+    return next(run["note"] for run in deployment.runs(f"t4_wave_{n}") if run["run_id"] == run_id)
+
+
+def test_a_failed_member_cancels_the_waves_not_yet_open(deployment: Deployment) -> None:
+    from tessera.operators.schedules.waves import gate_state
+
+    ids = _new_wave_fire(deployment, 5)
+    members = {n: f"t4_wave_{n}/{ids[n]}" for n in (1, 2, 3)}
+
+    deployment.finish("t4_wave_1", ids[1], "failed")  # its retries are spent: the run itself failed
+    plan = deployment.state("t4_wave", WAVES_KEY)
+    assert plan["open"] == 0
+    expected = (
+        f"Fail-fast: {members[1]} failed in wave 1 of schedule t4_wave's fire {_fire(5)}; "
+        "cancelled wave 2 (t4_wave_2), wave 3 (t4_wave_3): their pipelines do not run this fire."
+    )
+    assert plan["cancelled"] == {"by": members[1], "waves": [1, 2], "note": expected}
+    assert [gate_state(plan, members[n]) for n in (1, 2, 3)] == ["open", "cancelled", "cancelled"]
+    for n in (1, 2, 3):  # the failed run and every cancelled one say why
+        assert _note(deployment, n, ids[n]) == expected
+
+    # The next fire's plan keeps them cancelled: a gate that had not yet looked cannot slip through.
+    deployment.run("t4_wave_1", T0 + 6 * HOUR, state=None)
+    deployment.schedule()
+    newer = deployment.state("t4_wave", WAVES_KEY)
+    assert newer["fire"] == _fire(6) and newer.get("cancelled") is None
+    assert [gate_state(newer, members[n]) for n in (2, 3)] == ["cancelled", "cancelled"]
+
+    # The cancelled runs' gates fail; their failures neither open a wave nor cancel again.
+    deployment.finish("t4_wave_2", ids[2], "failed")
+    deployment.finish("t4_wave_3", ids[3], "failed")
+    assert deployment.state("t4_wave", WAVES_KEY) == newer
+    assert _note(deployment, 2, ids[2]) == expected
+
+
+def test_a_failure_in_the_last_wave_cancels_nothing(deployment: Deployment) -> None:
+    ids = _new_wave_fire(deployment, 7)
+    deployment.finish("t4_wave_1", ids[1], "success")
+    deployment.finish("t4_wave_2", ids[2], "success")
+    deployment.finish("t4_wave_3", ids[3], "failed")
+    plan = deployment.state("t4_wave", WAVES_KEY)
+    assert (plan["open"], plan.get("cancelled")) == (2, None)
+    assert _note(deployment, 3, ids[3]) is None
 
 
 def test_a_wave_gated_pipeline_without_its_gate_is_reported(

@@ -163,6 +163,36 @@ def test_the_wave_gate_holds_its_run_until_the_wave_opens(deployment: Deployment
     assert tasks["tessera_wave_gate"]["state"] == "success" and tasks["work"]["state"] == "success"
 
 
+def test_a_cancelled_wave_fails_its_gate_and_its_work_never_starts(deployment: Deployment) -> None:
+    from airflow.models.asset import AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    from tessera.operators.schedules.identity import asset_uri
+
+    logical_date = T0 + 11 * HOUR
+    member = f"t5_gated/manual__{logical_date.isoformat()}"
+    plan = {"fire": "t:9", "waves": [["t5_other"], ["t5_gated"]], "open": 0, "members": {member: 1}}
+
+    def write(value: dict) -> None:
+        with create_session() as session:
+            asset_id = session.scalar(select(AssetModel.id).where(AssetModel.uri == asset_uri("t5_p")))
+            write_state(asset_id, WAVES_KEY, value, session)
+
+    write(plan)
+    cancelled = {
+        **plan,
+        "members": {**plan["members"], "t5_other/r": 0},
+        "cancelled": {"by": "t5_other/r", "waves": [1], "note": "Fail-fast: t5_other/r failed"},
+    }
+    worker, deferred = _once_deferred("t5_gated", "tessera_wave_gate", lambda: write(cancelled))
+    tasks = _test_run(deployment, "t5_gated", logical_date)
+    worker.join()
+    assert deferred == [True]
+    assert tasks["tessera_wave_gate"]["state"] == "failed", "a cancelled gate fails (no retry)"
+    assert tasks["work"]["state"] == "upstream_failed", "the pipeline's own work never starts"
+
+
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [
