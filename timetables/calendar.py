@@ -79,8 +79,8 @@ class Calendar(TesseraTimetable):
     ) -> Calendar:
         """Every ``every`` hours (1, 2, 3, 4, 6, 8 or 12).
 
-        With ``at="HH:MM"`` the runs are at that wall time plus whole multiples of ``every``
-        hours in ``timezone`` (default UTC): ``hour(6, at="03:00")`` runs at 03:00, 09:00, 15:00
+        With ``at="HH:MM"`` and ``timezone`` (both or neither) the runs are at that wall time plus
+        whole multiples of ``every`` hours in ``timezone``: ``hour(6, at="03:00")`` runs at 03:00, 09:00, 15:00
         and 21:00 every day. Without it the runs are every ``every`` hours on absolute time.
         """
         return cls(
@@ -108,7 +108,7 @@ class Calendar(TesseraTimetable):
         catch_up: CatchUp | None = None,
         key: str | None = None,
     ) -> Calendar:
-        """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (default UTC).
+        """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (both or neither; ``timezone="UTC"`` for UTC).
 
         Without ``at`` the runs are a plain ``every`` x 24 hours apart on absolute time.
         """
@@ -140,8 +140,8 @@ class Calendar(TesseraTimetable):
     ) -> Calendar:
         """Every ``every`` weeks (1 to 4) on weekday ``on`` (``"monday"`` or 0-6, 0 = Sunday) at ``at``.
 
-        ``on`` and ``at`` go together (a weekday without a time is refused); without both the
-        cadence is a plain 7 x ``every`` days interval.
+        ``on``, ``at`` and ``timezone`` go together, all three or none (a partial anchor is refused,
+        naming what is missing); without them the cadence is a plain 7 x ``every`` days interval.
         """
         return cls(
             "week",
@@ -173,8 +173,9 @@ class Calendar(TesseraTimetable):
         """Every ``every`` months (1 to 12) on day ``on`` (1 to 31) at ``at``.
 
         A day the month lacks means its last day, so ``on=31`` is the month's end and
-        ``on=29`` is 28 February in common years: no month is silently skipped. Without
-        ``on`` and ``at`` the cadence is a flat 30 x ``every`` days interval.
+        ``on=29`` is 28 February in common years: no month is silently skipped. ``on``, ``at``
+        and ``timezone`` go together, all three or none; without them the cadence is a flat
+        30 x ``every`` days interval.
         """
         return cls(
             "month",
