@@ -32,8 +32,12 @@ class Calendar(TesseraTimetable):
     1970-01-01, weeks from the week of Monday 1970-01-05, months from January
     1970), so every scheduler picks the same days.
 
-    Unanchored cadences (no ``at``) are plain intervals on absolute time (N
-    hours, N days, 7N days, a flat 30N days), aligned to the Unix epoch.
+    Unanchored cadences (no anchor) are plain intervals on absolute time. Day, week
+    and month cadences run from the last run: each occurrence is the previous
+    scheduled run's plus N days, 7N days or a flat 30N days; the first run's period
+    starts at the DAG's start date (without one, the first run is due when the DAG
+    is first scheduled). Every later step is read from the stored runs, so every
+    scheduler and restart agrees. Hour cadences stay on the epoch grid of N hours.
 
     Common keywords, as for :class:`~tessera.timetables.Every`:
 
@@ -205,6 +209,17 @@ class Calendar(TesseraTimetable):
 
     def _cadence_summary(self) -> str:
         return self._calendar.describe()
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        text = super().description
+        if self._plan.from_last_run:
+            text += (
+                " Each occurrence is the previous scheduled run's plus one period; the first run's period"
+                " starts at the DAG's start date, or without one the first run is due when the DAG is first"
+                " scheduled."
+            )
+        return text
 
     def _spec(self) -> dict[str, Any]:
         spec = self._calendar

@@ -54,11 +54,15 @@ class PublicPlan:
         until: datetime.datetime | None = None,
         start_date: datetime.datetime | None = None,
         end_date: datetime.datetime | None = None,
+        anchor: datetime.datetime | None = None,
     ) -> list[RunSchedule]:
         """The next ``count`` runs that may start strictly after ``after``, exactly as the scheduler creates them.
 
         ``start_date`` and ``end_date`` are the DAG's: they bound each run's period as they do for
         the scheduler (see the class docstring); ``until`` stops at the first run starting after it.
+        ``anchor`` is the window end of a run the scheduler created or stored for the DAG (the DAG
+        row's next run): a schedule that counts from the last run steps from it. Without one it
+        steps from ``start_date``, else from a first run due at ``after``, as the scheduler would.
         """
         runs = self._plan.upcoming(
             to_us(after),
@@ -66,6 +70,7 @@ class PublicPlan:
             earliest=None if start_date is None else to_us(start_date),
             latest=None if end_date is None else to_us(end_date),
             until=None if until is None else to_us(until),
+            anchor=None if anchor is None else self._plan.occurrence_of_window_end(to_us(anchor)),
         )
         return [self._schedule(run) for run in runs]
 

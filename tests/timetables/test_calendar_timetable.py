@@ -161,7 +161,7 @@ def test_summaries_read_well():
     assert Calendar.week("monday", "07:00", every=2, timezone="Europe/Amsterdam").summary == (
         "every 2 weeks on Monday at 07:00 Europe/Amsterdam"
     )
-    assert Calendar.day().summary == "every 1d on absolute time (UTC epoch grid)"
+    assert Calendar.day().summary == "every 1d from the last run"
     assert Calendar.month(31, "06:00", timezone="UTC", catch_up=Backfill(limit=2), delay="1h").summary == (
         "monthly on the last day at 06:00 UTC · delay 1h · catch-up backfill 2"
     )

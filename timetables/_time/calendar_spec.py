@@ -22,8 +22,10 @@ nobody wrote (UTC behind the user's back) runs hours off for everyone who
 assumed their own, so even UTC is written out (``timezone="UTC"``).
 
 Without an anchor a cadence is a plain interval on absolute time, unaffected
-by daylight saving: N hours, N days, 7N days or a flat 30N days (not a
-calendar month).
+by daylight saving. Day, week and month cadences count it from the last run
+(plus N days, 7N days or a flat 30N days, not a calendar month; see
+:mod:`.from_last_run`). Hour cadences keep the epoch grid of N hours: a
+divisor of 24 then means the same clean hours every day.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from datetime import time
 from .cadence import Cadence
 from .calendar import daily, hourly, monthly, weekly
 from .durations import US_PER_DAY, US_PER_HOUR, US_PER_MINUTE, format_duration, shown
+from .from_last_run import FromLastRun
 from .grid import EpochGrid
 from .wallclock import WallClock, load_zone
 
@@ -173,7 +176,7 @@ class CalendarSpec:
 
     def cadence(self) -> Cadence:
         if self.at is None or self.timezone is None:
-            return EpochGrid(self.period_us)
+            return EpochGrid(self.period_us) if self.unit == "hour" else FromLastRun(self.period_us)
         clock, at_us = WallClock(load_zone("timezone", self.timezone)), self.at * US_PER_MINUTE
         if self.unit == "hour":
             return hourly(clock, at_us, self.every)
@@ -186,8 +189,10 @@ class CalendarSpec:
 
     def describe(self) -> str:
         """The cadence as a sentence, for the UI: ``"every 2 weeks on Monday at 07:00 Europe/Amsterdam"``."""
-        if self.at is None:
+        if self.at is None and self.unit == "hour":
             return f"every {format_duration(self.period_us)} on absolute time (UTC epoch grid)"
+        if self.at is None:
+            return f"every {format_duration(self.period_us)} from the last run"
         adverb = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly"}[self.unit]
         head = adverb if self.every == 1 else f"every {self.every} {self.unit}s"
         if self.unit == "hour":

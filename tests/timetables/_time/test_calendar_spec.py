@@ -178,10 +178,10 @@ ACCEPTED = [
         dict(unit="hour", every=2, at="01:30", timezone="UTC"),
         "every 2 hours at 01:30, 03:30, ... 23:30 UTC",
     ),
-    ("unanchored-day", dict(unit="day"), "every 1d on absolute time (UTC epoch grid)"),
+    ("unanchored-day", dict(unit="day"), "every 1d from the last run"),
     ("unanchored-hours", dict(unit="hour", every=6), "every 6h on absolute time (UTC epoch grid)"),
-    ("unanchored-week", dict(unit="week", every=2), "every 14d on absolute time (UTC epoch grid)"),
-    ("unanchored-month-is-30-days", dict(unit="month"), "every 30d on absolute time (UTC epoch grid)"),
+    ("unanchored-week", dict(unit="week", every=2), "every 14d from the last run"),
+    ("unanchored-month-is-30-days", dict(unit="month"), "every 30d from the last run"),
 ]
 
 
