@@ -35,6 +35,7 @@ from .policies import (
     phase_from_dict,
 )
 from .public_plan import PublicPlan
+from .run_record import RecordsRuns
 
 Duration = str | datetime.timedelta
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-class TesseraTimetable(PublicPlan, Timetable):
+class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a

@@ -9,10 +9,12 @@ period by the DAG's dates exactly as ``next_dagrun_info_v2`` does.
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from ._time.plan import Plan, PlannedRun
 from .instants import from_us, to_us
 from .run_info import RunSchedule
+from .run_record import RunRecord
 
 
 class PublicPlan:
@@ -77,6 +79,30 @@ class PublicPlan:
     def run_of(self, window_end: datetime.datetime) -> RunSchedule:
         """The schedule facts of the run whose window ends at ``window_end`` (a stored run's data interval end)."""
         return self._schedule(self._plan.run(self._plan.occurrence_of_window_end(to_us(window_end))))
+
+    def of_run(self, dag_run: Any) -> RunSchedule | None:
+        """The schedule facts of a stored run (``run_id``, ``data_interval_start``/``_end``), as it was created.
+
+        A run records its phase, delay and interval in its id when it is created (see
+        :mod:`.run_record`), so a schedule changed since does not rewrite its history; a run
+        created before that record existed is read through the current schedule (:meth:`run_of`).
+        ``None`` for a run without a data interval.
+        """
+        end, start = getattr(dag_run, "data_interval_end", None), getattr(dag_run, "data_interval_start", None)
+        if end is None:
+            return None
+        record = RunRecord.of(getattr(dag_run, "run_id", None))
+        if record is None or start is None:
+            return self.run_of(end)
+        occurrence = to_us(end) + record.delay
+        return RunSchedule(
+            occurrence=from_us(occurrence),
+            run_after=from_us(occurrence + record.phase),
+            window_start=start,
+            window_end=end,
+            phase_ms=record.phase // 1000,
+            interval_ms=record.interval // 1000,
+        )
 
     def _schedule(self, run: PlannedRun) -> RunSchedule:
         return RunSchedule(
