@@ -178,3 +178,17 @@ def test_a_backfill_tiles_its_range_and_terminates(build):
         assert after.data_interval.start == before.data_interval.end
         assert (after.data_interval.end - after.data_interval.start).total_seconds() == period
     assert infos[-1].data_interval.start + datetime.timedelta(minutes=5) <= end
+
+
+def test_a_run_stored_before_downtime_moves_to_the_newest_due_occurrence_of_its_own_sequence():
+    """Paused 50 days with a run stored for 2026-01-07 14:23: the scheduler creates 2026-02-25 14:23 (+7 weeks)."""
+    from airflow.models.dag import DagModel
+
+    weekly = Every.week().bind(dag_id="stored_weekly", catchup=False, end_date=None)
+    model = DagModel(dag_id="stored_weekly")
+    model.next_dagrun = at("2025-12-31T14:23")
+    model.next_dagrun_data_interval = (at("2025-12-31T14:23"), at("2026-01-07T14:23"))
+    model.next_dagrun_create_after = at("2026-01-07T14:23")
+    with time_machine.travel(at("2026-02-26T10:00"), tick=False):
+        info = weekly.next_run_info_from_dag_model(dag_model=model)
+    assert info.data_interval == DataInterval(at("2026-02-18T14:23"), at("2026-02-25T14:23"))
