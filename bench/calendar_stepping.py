@@ -38,7 +38,7 @@ PAIRS: list[tuple[str, Calendar, tuple[str, str]]] = [
         Calendar.week("monday", "07:00", timezone="Europe/Amsterdam"),
         ("0 7 * * 1", "Europe/Amsterdam"),
     ),
-    ("monthly on the 31st (last day) 06:00", Calendar.month(31, "06:00"), ("0 6 L * *", "UTC")),
+    ("monthly on the 31st (last day) 06:00", Calendar.month(31, "06:00", timezone="UTC"), ("0 6 L * *", "UTC")),
     ("every 6 hours", Calendar.hour(6), ("0 */6 * * *", "UTC")),
 ]
 

@@ -12,7 +12,7 @@ from tessera.timetables import Every, anti_herd
 
 with DAG(
     dag_id="tessera_calendar_anti_herd",
-    schedule=Every.day(at="09:00", phase=anti_herd()),
+    schedule=Every.day(at="09:00", timezone="UTC", phase=anti_herd()),
     start_date=None,
     tags=["tessera", "calendar"],
     doc_md=__doc__,

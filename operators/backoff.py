@@ -111,7 +111,7 @@ def _period(schedule: object) -> timedelta:
     if isinstance(schedule, (str, timedelta)):
         return _bounded("schedule", schedule)
     raise TypeError(
-        f"schedule: {schedule!r} has no period; pass a calendar cadence such as Calendar.day('09:00') "
+        f"schedule: {schedule!r} has no period; pass a calendar cadence such as Calendar.day('09:00', timezone='UTC') "
         f"or its period as a duration, e.g. backoff('1d')"
     )
 

@@ -10,7 +10,10 @@ __all__ = ["interval_ms", "phase_ms", "run_schedule"]
 
 
 def phase_ms(dag: Any, dag_run: Any) -> int | None:
-    """The run's phase in milliseconds: how long after its occurrence it was allowed to start."""
+    """The run's phase in milliseconds: how long after its occurrence it was allowed to start.
+
+    As recorded on the run when it was created (so a later schedule change does not rewrite it).
+    """
     info: RunSchedule | None = schedule_of(dag, dag_run)
     return None if info is None else info.phase_ms
 

@@ -35,6 +35,7 @@ from .policies import (
     phase_from_dict,
 )
 from .public_plan import PublicPlan
+from .run_record import RecordsRuns
 
 Duration = str | datetime.timedelta
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-class TesseraTimetable(PublicPlan, Timetable):
+class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
@@ -267,7 +268,8 @@ class TesseraTimetable(PublicPlan, Timetable):
         if stored is None or stored.data_interval is None or self._dag_catchup is not False:
             return stored
         occurrence = self._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
-        cadence, phase, now = self._plan.cadence, self._plan.phase, to_us(utcnow())
+        plan = self._plan.anchored_at(occurrence)  # a plan from the last run steps from the stored one
+        cadence, phase, now = plan.cadence, plan.phase, to_us(utcnow())
         newest_due = cadence.at_or_before(now - phase)
         # Walk back from the newest due occurrence, stopping at the stored one: a schedule that
         # keeps up costs a constant number of steps, one back from downtime at most the limit.
@@ -284,10 +286,10 @@ class TesseraTimetable(PublicPlan, Timetable):
                     format_duration(deadline),
                 )
             owed = resumed
-        last_allowed = self._plan.period_bounds(None, self._dag_end_us)[1]
+        last_allowed = plan.period_bounds(None, self._dag_end_us)[1]
         if owed == occurrence or (last_allowed is not None and owed > last_allowed):
             return stored
-        return self._info(self._plan.run(owed))
+        return self._info(plan.run(owed))
 
     def infer_manual_data_interval(self, *, run_after: DateTime) -> DataInterval:
         """A manual run evaluates the window of the newest occurrence at or before the trigger."""

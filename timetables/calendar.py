@@ -32,8 +32,12 @@ class Calendar(TesseraTimetable):
     1970-01-01, weeks from the week of Monday 1970-01-05, months from January
     1970), so every scheduler picks the same days.
 
-    Unanchored cadences (no ``at``) are plain intervals on absolute time (N
-    hours, N days, 7N days, a flat 30N days), aligned to the Unix epoch.
+    Unanchored cadences (no anchor) are plain intervals on absolute time. Day, week
+    and month cadences run from the last run: each occurrence is the previous
+    scheduled run's plus N days, 7N days or a flat 30N days; the first run's period
+    starts at the DAG's start date (without one, the first run is due when the DAG
+    is first scheduled). Every later step is read from the stored runs, so every
+    scheduler and restart agrees. Hour cadences stay on the epoch grid of N hours.
 
     Common keywords, as for :class:`~tessera.timetables.Every`:
 
@@ -79,8 +83,8 @@ class Calendar(TesseraTimetable):
     ) -> Calendar:
         """Every ``every`` hours (1, 2, 3, 4, 6, 8 or 12).
 
-        With ``at="HH:MM"`` the runs are at that wall time plus whole multiples of ``every``
-        hours in ``timezone`` (default UTC): ``hour(6, at="03:00")`` runs at 03:00, 09:00, 15:00
+        With ``at="HH:MM"`` and ``timezone`` (both or neither) the runs are at that wall time plus
+        whole multiples of ``every`` hours in ``timezone``: ``hour(6, at="03:00")`` runs at 03:00, 09:00, 15:00
         and 21:00 every day. Without it the runs are every ``every`` hours on absolute time.
         """
         return cls(
@@ -108,7 +112,7 @@ class Calendar(TesseraTimetable):
         catch_up: CatchUp | None = None,
         key: str | None = None,
     ) -> Calendar:
-        """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (default UTC).
+        """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (both or neither; ``timezone="UTC"`` for UTC).
 
         Without ``at`` the runs are a plain ``every`` x 24 hours apart on absolute time.
         """
@@ -140,8 +144,8 @@ class Calendar(TesseraTimetable):
     ) -> Calendar:
         """Every ``every`` weeks (1 to 4) on weekday ``on`` (``"monday"`` or 0-6, 0 = Sunday) at ``at``.
 
-        ``on`` and ``at`` go together (a weekday without a time is refused); without both the
-        cadence is a plain 7 x ``every`` days interval.
+        ``on``, ``at`` and ``timezone`` go together, all three or none (a partial anchor is refused,
+        naming what is missing); without them the cadence is a plain 7 x ``every`` days interval.
         """
         return cls(
             "week",
@@ -173,8 +177,9 @@ class Calendar(TesseraTimetable):
         """Every ``every`` months (1 to 12) on day ``on`` (1 to 31) at ``at``.
 
         A day the month lacks means its last day, so ``on=31`` is the month's end and
-        ``on=29`` is 28 February in common years: no month is silently skipped. Without
-        ``on`` and ``at`` the cadence is a flat 30 x ``every`` days interval.
+        ``on=29`` is 28 February in common years: no month is silently skipped. ``on``, ``at``
+        and ``timezone`` go together, all three or none; without them the cadence is a flat
+        30 x ``every`` days interval.
         """
         return cls(
             "month",
@@ -204,6 +209,17 @@ class Calendar(TesseraTimetable):
 
     def _cadence_summary(self) -> str:
         return self._calendar.describe()
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        text = super().description
+        if self._plan.from_last_run:
+            text += (
+                " Each occurrence is the previous scheduled run's plus one period; the first run's period"
+                " starts at the DAG's start date, or without one the first run is due when the DAG is first"
+                " scheduled."
+            )
+        return text
 
     def _spec(self) -> dict[str, Any]:
         spec = self._calendar

@@ -9,10 +9,12 @@ period by the DAG's dates exactly as ``next_dagrun_info_v2`` does.
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from ._time.plan import Plan, PlannedRun
 from .instants import from_us, to_us
 from .run_info import RunSchedule
+from .run_record import RunRecord
 
 
 class PublicPlan:
@@ -54,11 +56,15 @@ class PublicPlan:
         until: datetime.datetime | None = None,
         start_date: datetime.datetime | None = None,
         end_date: datetime.datetime | None = None,
+        anchor: datetime.datetime | None = None,
     ) -> list[RunSchedule]:
         """The next ``count`` runs that may start strictly after ``after``, exactly as the scheduler creates them.
 
         ``start_date`` and ``end_date`` are the DAG's: they bound each run's period as they do for
         the scheduler (see the class docstring); ``until`` stops at the first run starting after it.
+        ``anchor`` is the window end of a run the scheduler created or stored for the DAG (the DAG
+        row's next run): a schedule that counts from the last run steps from it. Without one it
+        steps from ``start_date``, else from a first run due at ``after``, as the scheduler would.
         """
         runs = self._plan.upcoming(
             to_us(after),
@@ -66,12 +72,37 @@ class PublicPlan:
             earliest=None if start_date is None else to_us(start_date),
             latest=None if end_date is None else to_us(end_date),
             until=None if until is None else to_us(until),
+            anchor=None if anchor is None else self._plan.occurrence_of_window_end(to_us(anchor)),
         )
         return [self._schedule(run) for run in runs]
 
     def run_of(self, window_end: datetime.datetime) -> RunSchedule:
         """The schedule facts of the run whose window ends at ``window_end`` (a stored run's data interval end)."""
         return self._schedule(self._plan.run(self._plan.occurrence_of_window_end(to_us(window_end))))
+
+    def of_run(self, dag_run: Any) -> RunSchedule | None:
+        """The schedule facts of a stored run (``run_id``, ``data_interval_start``/``_end``), as it was created.
+
+        A run records its phase, delay and interval in its id when it is created (see
+        :mod:`.run_record`), so a schedule changed since does not rewrite its history; a run
+        created before that record existed is read through the current schedule (:meth:`run_of`).
+        ``None`` for a run without a data interval.
+        """
+        end, start = getattr(dag_run, "data_interval_end", None), getattr(dag_run, "data_interval_start", None)
+        if end is None:
+            return None
+        record = RunRecord.of(getattr(dag_run, "run_id", None))
+        if record is None or start is None:
+            return self.run_of(end)
+        occurrence = to_us(end) + record.delay
+        return RunSchedule(
+            occurrence=from_us(occurrence),
+            run_after=from_us(occurrence + record.phase),
+            window_start=start,
+            window_end=end,
+            phase_ms=record.phase // 1000,
+            interval_ms=record.interval // 1000,
+        )
 
     def _schedule(self, run: PlannedRun) -> RunSchedule:
         return RunSchedule(

@@ -33,6 +33,6 @@ def schedule_of(dag: Any, dag_run: Any) -> RunSchedule | None:
     from .base import TesseraTimetable
 
     timetable = dag.timetable
-    if not isinstance(timetable, TesseraTimetable) or dag_run.data_interval_end is None:
+    if not isinstance(timetable, TesseraTimetable):
         return None
-    return timetable.run_of(dag_run.data_interval_end)
+    return timetable.of_run(dag_run)  # what the run recorded when it was created, else recomputed

@@ -13,6 +13,7 @@ declined with reason ``Suspended`` (and advances lastScheduleTime).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 from airflow.utils.session import NEW_SESSION, provide_session
 from airflow.utils.types import DagRunType
 from sqlalchemy import select
+
+from tessera.timetables.base import TesseraTimetable
 
 from .history import FIRE, IN_FLIGHT, SKIP, RunReading, load_history
 from .policy import CURSOR_TASK_TYPE
@@ -73,6 +76,9 @@ class FunctionStatus:
     conditions: list[Condition]
     state: StateLocation | None
     next_fire_time: datetime.datetime | None = None
+    """The next tick's nominal instant (its occurrence): no phase or anti-herd offset baked in."""
+    next_start_time: datetime.datetime | None = None
+    """When the next tick's run may start (the occurrence plus the phase: Airflow's run_after)."""
     history_examined: int = 0
     """How many of the newest runs were read (``consecutive_failures`` counts within them)."""
 
@@ -98,6 +104,7 @@ class FunctionStatus:
             "consecutiveFailures": self.consecutive_failures,
             "inFlight": self.in_flight,
             "nextFireTime": instant(self.next_fire_time),
+            "nextStartTime": instant(self.next_start_time),
             "historyExamined": self.history_examined,
             "conditions": [c.__dict__ for c in self.conditions],
             "state": None
@@ -194,7 +201,18 @@ def function_status(
         newest_tick = next((run for run in runs if run.run_type == DagRunType.SCHEDULED), None)
         slept = _suspended_tick(dag, newest_tick, now)
     store = getattr(dag.get_task(task_id), "cursor_store", None)
-    return _summarise(dag_model, task_id, store if isinstance(store, dict) else None, readings, slept, session)
+    status = _summarise(dag_model, task_id, store if isinstance(store, dict) else None, readings, slept, session)
+    # The next fire is shown as its nominal instant, as the schedule states it; the phase (or an
+    # anti-herd offset) only moves when the run may start, which next_start_time says.
+    return dataclasses.replace(status, next_fire_time=_nominal_next(dag, dag_model))
+
+
+def _nominal_next(dag: Any, dag_model: DagModel) -> datetime.datetime | None:
+    """The stored next run's occurrence, as a tessera timetable reads it (else Airflow's run_after)."""
+    end = dag_model.next_dagrun_data_interval_end
+    if isinstance(dag.timetable, TesseraTimetable) and end is not None:
+        return dag.timetable.run_of(end).occurrence
+    return dag_model.next_dagrun_create_after
 
 
 def _summarise(
@@ -237,6 +255,7 @@ def _summarise(
         in_flight=[r.run_id for r in readings if r.kind == IN_FLIGHT],
         conditions=[spec_valid, _ready(spec_valid, readings)],
         state=None if store is None else StateLocation(store["provider"], store["reference"], written),
-        next_fire_time=dag_model.next_dagrun_create_after,
+        next_fire_time=None,
+        next_start_time=dag_model.next_dagrun_create_after,
         history_examined=len(readings),
     )

@@ -187,11 +187,20 @@ def run_bounds(dag: Any) -> tuple[datetime.datetime | None, datetime.datetime | 
 
 
 def planned_runs(
-    timetable: TesseraTimetable, dag: Any, *, after: datetime.datetime, count: int, until: datetime.datetime | None
+    timetable: TesseraTimetable,
+    dag: Any,
+    *,
+    after: datetime.datetime,
+    count: int,
+    until: datetime.datetime | None,
+    anchor: datetime.datetime | None = None,
 ) -> list[RunSchedule]:
-    """The next ``count`` runs the scheduler creates for ``dag`` starting after ``after`` (and not after ``until``)."""
+    """The next ``count`` runs the scheduler creates for ``dag`` starting after ``after`` (and not after ``until``).
+
+    ``anchor``: the DAG row's stored next run (its window end), which a schedule from the last run steps from.
+    """
     start, end = run_bounds(dag)
-    return timetable.upcoming(after=after, count=count, until=until, start_date=start, end_date=end)
+    return timetable.upcoming(after=after, count=count, until=until, start_date=start, end_date=end, anchor=anchor)
 
 
 def occurrence_of(run: RunSchedule, timezone: str) -> PlannedOccurrence:
@@ -236,7 +245,10 @@ def dag_plan(
         for c in contradictions
         if item.dag_id in c.dag_ids or (c.schedule is not None and c.schedule == item.declared_schedule)
     ]
-    runs = [] if timetable is None else planned_runs(timetable, item.dag, after=after, count=count, until=until)
+    runs: list[RunSchedule] = []
+    if timetable is not None:  # a schedule from the last run steps from the run stored on the DAG row
+        anchor = item.model.next_dagrun_data_interval_end
+        runs = planned_runs(timetable, item.dag, after=after, count=count, until=until, anchor=anchor)
     lookback = None if timetable is None else timetable.lookback
     return DagPlan(
         dag_id=item.dag_id,

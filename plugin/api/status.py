@@ -139,7 +139,7 @@ def missed_ticks(timetable: TesseraTimetable | None, fires: list[DagRun]) -> str
     ends = [fire.data_interval_end for fire in fires[:2]]
     if timetable is None or len(ends) < 2 or None in ends:
         return None
-    newest, previous = timetable.run_of(ends[0]), timetable.run_of(ends[1])
+    newest, previous = timetable.of_run(fires[0]), timetable.of_run(fires[1])  # as each was created
     # The occurrence before the newest fire's is later than the previous fire's: some ran not.
     before_newest = newest.occurrence - datetime.timedelta(milliseconds=newest.interval_ms)
     return "MissedTicks" if before_newest > previous.occurrence else None
@@ -170,7 +170,7 @@ def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSumma
         return None
     occurrence = None
     if timetable is not None and run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
-        occurrence = timetable.run_of(run.data_interval_end).occurrence
+        occurrence = timetable.of_run(run).occurrence
     return RunSummary(
         run_id=run.run_id,
         run_type=str(run.run_type),
@@ -211,7 +211,7 @@ def dag_status(item: ScheduledDag, contradictions: list[Contradiction], session:
             pending = timetable.run_of(model.next_dagrun_data_interval_end)
         newest = fires[0] if fires else None
         if newest is not None and newest.start_date is None and newest.data_interval_end is not None:
-            queued = timetable.run_of(newest.data_interval_end)
+            queued = timetable.of_run(newest)
     lateness = assess_lateness(
         wall_clock=item.cadence_kind == "wall_clock",
         paused=bool(model.is_paused),

@@ -72,8 +72,8 @@ def test_retries_wait_5_10_20_40_minutes_doubling_up_to_one_day():
     ("schedule", "cap_minutes"),
     [
         pytest.param(Calendar.hour(6), 360, id="every-6-hours"),
-        pytest.param(Calendar.week("monday", "07:00"), 7 * 1440, id="weekly"),
-        pytest.param(Calendar.month(31, "06:00"), 30 * 1440, id="monthly"),
+        pytest.param(Calendar.week("monday", "07:00", timezone="UTC"), 7 * 1440, id="weekly"),
+        pytest.param(Calendar.month(31, "06:00", timezone="UTC"), 30 * 1440, id="monthly"),
         pytest.param("45m", 45, id="a-duration"),
     ],
 )

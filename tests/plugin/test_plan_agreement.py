@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -108,8 +109,17 @@ def write_dag(folder: Path, dag_id: str, scenario: dict[str, Any]) -> Path:
     return path
 
 
-def store(path: Path, dag_id: str) -> Any:
-    """Parse and store the file as the dag-processor does; return the DAG the scheduler reads back."""
+def store(path: Path, dag_id: str, now: datetime.datetime) -> Any:
+    """Parse and store the file as the dag-processor does at ``now``; return the DAG the scheduler reads back.
+
+    The dag-processor stores the DAG's first run on its row when it stores the DAG; a schedule that
+    counts from the last run steps from that stored run, so it is stored at the scenario's "now".
+    """
+    with time_machine.travel(now, tick=False):
+        return _store(path, dag_id)
+
+
+def _store(path: Path, dag_id: str) -> Any:
     from airflow.dag_processing.bundles.manager import DagBundlesManager
     from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
     from airflow.models.serialized_dag import SerializedDagModel
@@ -188,7 +198,7 @@ class Counter:
 @given(scenario=scenarios())
 def test_the_rest_plan_lists_exactly_the_runs_the_scheduler_creates(api, folder, scenario):
     dag_id = Counter.dag_id("rest")
-    dag = store(write_dag(folder, dag_id, scenario), dag_id)
+    dag = store(write_dag(folder, dag_id, scenario), dag_id, scenario["now"])
     expected = scheduler_plan(dag, scenario)
     event("the scheduler creates runs after now" if expected else "the scheduler creates no run after now")
     params = {"after": scenario["now"].isoformat(), "count": scenario["count"]}
@@ -203,7 +213,7 @@ def test_the_rest_plan_lists_exactly_the_runs_the_scheduler_creates(api, folder,
 def test_tessera_plan_lists_exactly_the_runs_the_scheduler_creates(airflow_db, folder, scenario):
     dag_id = Counter.dag_id("cli")
     path = write_dag(folder, dag_id, scenario)
-    expected = scheduler_plan(store(path, dag_id), scenario)
+    expected = scheduler_plan(store(path, dag_id, scenario["now"]), scenario)
     event("the scheduler creates runs after now" if expected else "the scheduler creates no run after now")
     assert cli_plan(path, dag_id, scenario) == expected
 
@@ -231,7 +241,7 @@ def reported() -> dict[str, Any]:
 
 def test_the_reported_dates_rest(api, folder, reported):
     dag_id = "agree_reported_rest"
-    dag = store(write_dag(folder, dag_id, reported), dag_id)
+    dag = store(write_dag(folder, dag_id, reported), dag_id, reported["now"])
     assert [run[0].hour for run in scheduler_plan(dag, reported)] == REPORTED_HOURS
     params = {"after": reported["now"].isoformat(), "count": 10}
     answer = api.call("GET", f"/tessera/api/v1/dags/{dag_id}/plan", user="viewer", params=params)
@@ -242,3 +252,19 @@ def test_the_reported_dates_cli(airflow_db, folder, reported):
     dag_id = "agree_reported_cli"
     path = write_dag(folder, dag_id, reported)
     assert [run[0].hour for run in cli_plan(path, dag_id, reported)] == REPORTED_HOURS
+
+
+def test_a_schedule_from_the_last_run_is_planned_from_the_stored_run_not_from_the_request(api, folder):
+    """``Every.day()`` without a start date, stored at 14:23:17 and asked three hours later: the plan
+    steps from the run the dag-processor stored (14:23:17 the next days), not from the request's time."""
+    from tessera.timetables import Every
+
+    stored_at = datetime.datetime(2026, 3, 10, 14, 23, 17, tzinfo=datetime.timezone.utc)
+    scenario = {**REPORTED, "timetable": Every.day(), "now": stored_at, "start": None, "end": None, "count": 2}
+    dag_id = "agree_from_last_run"
+    store(write_dag(folder, dag_id, scenario), dag_id, stored_at)
+    params = {"after": (stored_at + datetime.timedelta(hours=3)).isoformat(), "count": 2}
+    answer = api.call("GET", f"/tessera/api/v1/dags/{dag_id}/plan", user="viewer", params=params)
+    assert answer.status_code == 200, answer.text
+    day = datetime.timedelta(days=1)
+    assert [run[0] for run in listed(answer.json()["occurrences"])] == [stored_at + day, stored_at + 2 * day]

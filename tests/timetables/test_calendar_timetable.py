@@ -135,8 +135,8 @@ def test_anti_herd_moves_only_run_after():
 
 
 def test_spread_on_a_calendar_cadence_stays_below_15_minutes_and_none_means_on_time():
-    spread = Calendar.day("09:00", phase=Spread()).bind(dag_id="some_dag", catchup=False, end_date=None)
-    plain = Calendar.day("09:00").bind(dag_id="some_dag", catchup=False, end_date=None)
+    spread = Calendar.day("09:00", timezone="UTC", phase=Spread()).bind(dag_id="some_dag", catchup=False, end_date=None)
+    plain = Calendar.day("09:00", timezone="UTC").bind(dag_id="some_dag", catchup=False, end_date=None)
     assert 0 < spread.phase_ms < 15 * 60_000
     assert plain.phase_ms == 0
 
@@ -161,8 +161,8 @@ def test_summaries_read_well():
     assert Calendar.week("monday", "07:00", every=2, timezone="Europe/Amsterdam").summary == (
         "every 2 weeks on Monday at 07:00 Europe/Amsterdam"
     )
-    assert Calendar.day().summary == "every 1d on absolute time (UTC epoch grid)"
-    assert Calendar.month(31, "06:00", catch_up=Backfill(limit=2), delay="1h").summary == (
+    assert Calendar.day().summary == "every 1d from the last run"
+    assert Calendar.month(31, "06:00", timezone="UTC", catch_up=Backfill(limit=2), delay="1h").summary == (
         "monthly on the last day at 06:00 UTC · delay 1h · catch-up backfill 2"
     )
     assert DAILY_NY.description.startswith("Runs daily at 09:00 America/New_York; each run evaluates")
@@ -171,8 +171,8 @@ def test_summaries_read_well():
 def test_every_delegates_to_calendar():
     assert Every.day("09:00", timezone=NEW_YORK) == DAILY_NY
     assert Every.hour(6) == Calendar.hour(every=6)
-    assert Every.week(on=1, at="07:00") == Calendar.week("monday", "07:00")
-    assert Every.month(on=31, at="06:00", timezone="UTC") == Calendar.month(31, "06:00")
+    assert Every.week(on=1, at="07:00", timezone="UTC") == Calendar.week("monday", "07:00", timezone="UTC")
+    assert Every.month(on=31, at="06:00", timezone="UTC") == Calendar.month(31, "06:00", timezone="UTC")
 
 
 # -- serialization, examples and import errors --------------------------------------------------
@@ -180,10 +180,12 @@ def test_every_delegates_to_calendar():
 ROUND_TRIP = [
     pytest.param(DAILY_NY, id="daily-new-york"),
     pytest.param(Calendar.week("monday", "07:00", every=2, timezone="Europe/Amsterdam"), id="biweekly"),
-    pytest.param(Calendar.month(31, "06:00", every=3, delay="1h", window="2d"), id="quarterly-month-end"),
+    pytest.param(
+        Calendar.month(31, "06:00", timezone="UTC", every=3, delay="1h", window="2d"), id="quarterly-month-end"
+    ),
     pytest.param(Calendar.hour(6, at="03:00", timezone="Australia/Lord_Howe", phase=Spread()), id="6-hours"),
     pytest.param(Calendar.day(every=3, catch_up=Backfill(limit=4), key="team"), id="unanchored-3-days"),
-    pytest.param(Calendar.day("09:00", phase=anti_herd()), id="anti-herd"),
+    pytest.param(Calendar.day("09:00", timezone="UTC", phase=anti_herd()), id="anti-herd"),
 ]
 
 
@@ -216,12 +218,21 @@ def test_example_dags_load_without_import_errors(path):
 
 INVALID = [
     pytest.param("Every.hour(5)", "every: 5 hours is not allowed", id="hours-every-5"),
-    pytest.param('Every.month(on=1, at="06:00", every=13)', "every: 13 months", id="months-every-13"),
-    pytest.param('Every.week(on="monday")', "at: missing while on is given", id="weekday-without-time"),
+    pytest.param('Every.month(on=1, at="06:00", timezone="UTC", every=13)', "every: 13 months", id="months-every-13"),
+    pytest.param(
+        'Every.week(on="monday")', "at: missing (so is timezone) while on is given", id="weekday-without-time"
+    ),
+    pytest.param(
+        'Every.week(on="monday", at="07:00")',
+        "timezone: missing while on and at are given",
+        id="weekday-and-time-without-timezone",
+    ),
     pytest.param('Every.day(at="25:00")', "at: '25:00' is not a wall-clock time", id="at-25-00"),
     pytest.param('Every.day(at="09:00", timezone="Europe/Atlantis")', "timezone: 'Europe/Atlantis'", id="tz"),
-    pytest.param('Every.month(on=32, at="06:00")', "on: 32 is not a day of the month", id="day-32"),
-    pytest.param('Every.day(at="09:00", every=0)', "every: 0 days is not allowed; use 1 to 30", id="day-0"),
+    pytest.param('Every.month(on=32, at="06:00", timezone="UTC")', "on: 32 is not a day of the month", id="day-32"),
+    pytest.param(
+        'Every.day(at="09:00", timezone="UTC", every=0)', "every: 0 days is not allowed; use 1 to 30", id="day-0"
+    ),
 ]
 
 

@@ -21,7 +21,7 @@ KEYS = [f"dag_{i}" for i in range(300)]
         pytest.param(lambda key: Cron("0 6 * * *", phase=Spread(), key=key), 900, id="cron-daily"),
         pytest.param(lambda key: Every("1m", key=key), 60, id="every-minute-default"),
         pytest.param(lambda key: Every("1d", key=key), 900, id="every-day-default"),
-        pytest.param(lambda key: Every.day("09:00", phase=Spread(), key=key), 900, id="calendar-daily"),
+        pytest.param(lambda key: Every.day("09:00", timezone="UTC", phase=Spread(), key=key), 900, id="calendar-daily"),
     ],
 )
 def test_default_spread_stays_below_the_shortest_gap_and_15_minutes(make, bound):
@@ -32,7 +32,7 @@ def test_default_spread_stays_below_the_shortest_gap_and_15_minutes(make, bound)
 
 def test_calendar_and_cron_start_at_the_occurrence_unless_asked():
     assert Cron("* * * * *", key="k").phase == datetime.timedelta(0)
-    assert Every.day("09:00", key="k").phase == datetime.timedelta(0)
+    assert Every.day("09:00", timezone="UTC", key="k").phase == datetime.timedelta(0)
 
 
 def test_an_explicit_fixed_phase_may_exceed_the_gap():

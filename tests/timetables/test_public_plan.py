@@ -40,7 +40,10 @@ KEYWORDS = st.fixed_dictionaries(
 @st.composite
 def timetables(draw):
     keywords = draw(KEYWORDS)
-    kind = draw(st.sampled_from(["every", "day", "week", "month", "hour", "cron", "every_cron"]))
+    kind = draw(st.sampled_from(["every", "day", "week", "month", "hour", "cron", "every_cron", "from_last_run"]))
+    if kind == "from_last_run":  # unanchored day / week / month: a plain interval from the last run
+        unit = draw(st.sampled_from(["day", "week", "month"]))
+        return getattr(Every, unit)(every=draw(st.integers(1, 2)), **keywords)
     if kind == "every":
         return Every(draw(st.sampled_from(["30s", "5m", "45m", "1h", "6h", "1d", "2d"])), **keywords)
     if kind == "cron":

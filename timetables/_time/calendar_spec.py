@@ -6,21 +6,26 @@ time in a timezone:
 =====  ================================  ====================================
 unit   every                             anchor
 =====  ================================  ====================================
-hour   1, 2, 3, 4, 6, 8 or 12 (divides   optional ``at`` (and ``timezone``)
-       24, so each day repeats the same
+hour   1, 2, 3, 4, 6, 8 or 12 (divides   ``at`` and ``timezone``, both or
+       24, so each day repeats the same  neither
        times)
-day    1 to 30                           optional ``at`` (and ``timezone``)
-week   1 to 4                            ``on`` (weekday) and ``at`` together
-month  1 to 12                           ``on`` (day 1-31) and ``at`` together
+day    1 to 30                           ``at`` and ``timezone``, both or
+                                         neither
+week   1 to 4                            ``on`` (weekday), ``at`` and
+                                         ``timezone``, all three or none
+month  1 to 12                           ``on`` (day 1-31), ``at`` and
+                                         ``timezone``, all three or none
 =====  ================================  ====================================
 
+A partial anchor is refused naming the missing part: a time read in a zone
+nobody wrote (UTC behind the user's back) runs hours off for everyone who
+assumed their own, so even UTC is written out (``timezone="UTC"``).
+
 Without an anchor a cadence is a plain interval on absolute time, unaffected
-by daylight saving: N hours, N days, 7N days or a flat 30N days (not a
-calendar month). It is the epoch grid of that length (occurrences at whole
-multiples of it since 1970-01-01 00:00 UTC), so it is deterministic and each
-run comes exactly one interval after the last. ``timezone`` means nothing
-without ``at`` and is refused there, so a misplaced anchor cannot pass
-silently; with ``at`` it defaults to UTC.
+by daylight saving. Day, week and month cadences count it from the last run
+(plus N days, 7N days or a flat 30N days, not a calendar month; see
+:mod:`.from_last_run`). Hour cadences keep the epoch grid of N hours: a
+divisor of 24 then means the same clean hours every day.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from datetime import time
 from .cadence import Cadence
 from .calendar import daily, hourly, monthly, weekly
 from .durations import US_PER_DAY, US_PER_HOUR, US_PER_MINUTE, format_duration, shown
+from .from_last_run import FromLastRun
 from .grid import EpochGrid
 from .wallclock import WallClock, load_zone
 
@@ -92,6 +98,38 @@ def _parse_on(unit: str, on: object) -> int:
     )
 
 
+_ANCHOR_EXAMPLES = {
+    "hour": "at='03:00', timezone='Europe/Amsterdam'",
+    "day": "at='09:00', timezone='America/New_York'",
+    "week": "on='monday', at='07:00', timezone='Europe/Amsterdam'",
+    "month": "on=31, at='06:00', timezone='UTC'",
+}
+
+
+def _check_anchor_complete(unit: str, *, on: object, at: object, timezone: object) -> None:
+    """Refuse a partial anchor: its parts are all given or none, and a missing one is named, never guessed.
+
+    A wall time read in a zone nobody wrote would run hours off on every server whose
+    operator assumed their own zone, and a weekday without a time (or a time without a
+    weekday) has no single meaning; so nothing defaults, not even UTC.
+    """
+    parts = ("on", "at", "timezone") if unit in ("week", "month") else ("at", "timezone")
+    values = {"on": on, "at": at, "timezone": timezone}
+    given = [part for part in parts if values[part] is not None]
+    if not given or len(given) == len(parts):
+        return
+    missing = [part for part in parts if values[part] is None]
+    adverb = {"hour": "an hourly", "day": "a daily", "week": "a weekly", "month": "a monthly"}[unit]
+    together = "all three or none" if len(parts) == 3 else "all or none"
+    utc = "; for UTC write timezone='UTC'" if "timezone" in missing else ""
+    also = f" (so is {' and '.join(missing[1:])})" if len(missing) > 1 else ""
+    raise ValueError(
+        f"{missing[0]}: missing{also} while {' and '.join(given)} {'is' if len(given) == 1 else 'are'} given; "
+        f"{adverb} cadence is anchored by {', '.join(parts[:-1])} and {parts[-1]}, {together} "
+        f"(e.g. {_ANCHOR_EXAMPLES[unit]}); without an anchor it is a plain interval from the last run{utc}"
+    )
+
+
 def _ordinal(day: int) -> str:
     suffix = "th" if 10 <= day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
     return f"{day}{suffix}"
@@ -118,23 +156,12 @@ class CalendarSpec:
         count = _parse_every(unit, every)
         if on is not None and unit in ("hour", "day"):
             raise ValueError(f"on: {shown(on)} given for a {unit} cadence; only week and month cadences take on=")
-        if unit in ("week", "month") and (on is None) != (at is None):
-            given, missing = ("on", "at") if at is None else ("at", "on")
-            example = "on='monday', at='07:00'" if unit == "week" else "on=31, at='06:00'"
-            raise ValueError(
-                f"{missing}: missing while {given} is given; a {unit}ly cadence takes its day and its time "
-                f"together ({example}) or neither (a plain interval on absolute time)"
-            )
-        if at is None:
-            if timezone is not None:
-                raise ValueError(
-                    f"timezone: {shown(timezone)} given without at; an unanchored cadence is a plain interval "
-                    f"on absolute time, so add at='HH:MM' or drop timezone"
-                )
-            return cls(unit, count, None, None, None)
-        zone = load_zone("timezone", "UTC" if timezone is None else timezone)
+        # Each part given is checked on its own first, so a typo is named before a missing part.
+        minutes = None if at is None else _parse_at(at)
         day = None if on is None else _parse_on(unit, on)
-        return cls(unit, count, day, _parse_at(at), zone.key)
+        zone = None if timezone is None else load_zone("timezone", timezone).key
+        _check_anchor_complete(unit, on=on, at=at, timezone=timezone)
+        return cls(unit, count, day, minutes, zone)
 
     @property
     def period_us(self) -> int:
@@ -149,7 +176,7 @@ class CalendarSpec:
 
     def cadence(self) -> Cadence:
         if self.at is None or self.timezone is None:
-            return EpochGrid(self.period_us)
+            return EpochGrid(self.period_us) if self.unit == "hour" else FromLastRun(self.period_us)
         clock, at_us = WallClock(load_zone("timezone", self.timezone)), self.at * US_PER_MINUTE
         if self.unit == "hour":
             return hourly(clock, at_us, self.every)
@@ -162,8 +189,10 @@ class CalendarSpec:
 
     def describe(self) -> str:
         """The cadence as a sentence, for the UI: ``"every 2 weeks on Monday at 07:00 Europe/Amsterdam"``."""
-        if self.at is None:
+        if self.at is None and self.unit == "hour":
             return f"every {format_duration(self.period_us)} on absolute time (UTC epoch grid)"
+        if self.at is None:
+            return f"every {format_duration(self.period_us)} from the last run"
         adverb = {"hour": "hourly", "day": "daily", "week": "weekly", "month": "monthly"}[self.unit]
         head = adverb if self.every == 1 else f"every {self.every} {self.unit}s"
         if self.unit == "hour":

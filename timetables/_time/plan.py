@@ -8,10 +8,11 @@ moves when the run starts, never the window.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .cadence import Cadence
 from .catch_up import next_occurrence
+from .from_last_run import FromLastRun, first_occurrence, origin_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,21 @@ class Plan:
     # conversion instead of walking the cadence twice more on every step.
     # One element, replaced whole, so concurrent readers never see a key with another's bounds.
     _last_bounds: list = field(default_factory=lambda: [(None, None)], compare=False, repr=False)
+
+    @property
+    def from_last_run(self) -> bool:
+        """True when occurrences step from the last run (unanchored day, week, month cadences)."""
+        return isinstance(self.cadence, FromLastRun)
+
+    def anchored_at(self, occurrence: int | None) -> Plan:
+        """This plan stepping from ``occurrence`` when it counts from the last run; else itself unchanged.
+
+        ``occurrence`` is any occurrence of the sequence (a stored or created run's); ``None`` keeps it.
+        """
+        if occurrence is None or not isinstance(self.cadence, FromLastRun):
+            return self
+        rebased = self.cadence.rebased(occurrence)
+        return self if rebased == self.cadence else replace(self, cadence=rebased, _last_bounds=[(None, None)])
 
     def run(self, occurrence: int) -> PlannedRun:
         previous = self.cadence.preceding(occurrence)
@@ -81,9 +97,12 @@ class Plan:
         the rest is :func:`~.catch_up.next_occurrence`.
         """
         last = None if last_window_end is None else self.occurrence_of_window_end(last_window_end)
-        earliest, latest = self.period_bounds(earliest, latest)
+        # From the last run: step from it (or from the start date, or from the moment a DAG with
+        # neither is first scheduled, whose run is then the newest due occurrence: due now).
+        plan = self.anchored_at(origin_for(last=last, earliest=earliest, moment=now, phase=self.phase))
+        earliest, latest = plan.period_bounds(earliest, latest)
         occurrence = next_occurrence(
-            self.cadence,
+            plan.cadence,
             last=last,
             earliest=earliest,
             latest=latest,
@@ -92,7 +111,7 @@ class Plan:
             backlog=backlog,
             deadline=deadline,
         )
-        return None if occurrence is None else self.run(occurrence)
+        return None if occurrence is None else plan.run(occurrence)
 
     def upcoming(
         self,
@@ -102,6 +121,7 @@ class Plan:
         earliest: int | None = None,
         latest: int | None = None,
         until: int | None = None,
+        anchor: int | None = None,
     ) -> list[PlannedRun]:
         """The next ``count`` runs that may start strictly after ``after``, as the scheduler will create them.
 
@@ -109,22 +129,31 @@ class Plan:
         DAG's start and end dates); ``until`` stops at the first run that starts after it.
         Which runs are *due* after downtime is the catch-up policy's business; a run that starts
         after ``after`` is owed under every policy, so the list does not depend on it. The cost is
-        ``count`` cadence steps, whatever the bounds.
+        ``count`` cadence steps, whatever the bounds. ``anchor`` is the occurrence of a run the
+        scheduler created or stored (a plan from the last run steps from it; without one, from
+        ``earliest``, else from a first run due at ``after``, as the scheduler would).
         """
-        first, last = self.period_bounds(earliest, latest)
+        plan = self.anchored_at(origin_for(last=anchor, earliest=earliest, moment=after, phase=self.phase))
+        first, last = plan.period_bounds(earliest, latest)
         # A run starts at occurrence + phase: the first one after `after` follows after - phase.
-        occurrence = self.cadence.following(after - self.phase)
+        occurrence = plan.cadence.following(after - self.phase)
         if first is not None and occurrence < first:
             occurrence = first
         runs: list[PlannedRun] = []
         while len(runs) < count and (last is None or occurrence <= last):
-            run = self.run(occurrence)
+            run = plan.run(occurrence)
             if until is not None and run.run_after > until:
                 break
             runs.append(run)
-            occurrence = self.cadence.following(occurrence)
+            occurrence = plan.cadence.following(occurrence)
         return runs
 
     def latest_at_or_before(self, t: int) -> PlannedRun:
-        """The run of the newest occurrence at or before ``t`` (a manual trigger's window)."""
+        """The run of the newest occurrence at or before ``t`` (a manual trigger's window).
+
+        A plan from the last run has no occurrence but its runs: a manual run evaluates the
+        period that ends when it is triggered.
+        """
+        if self.from_last_run:
+            return self.run(first_occurrence(t, 0))
         return self.run(self.cadence.at_or_before(t))

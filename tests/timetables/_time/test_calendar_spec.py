@@ -51,11 +51,58 @@ REFUSED = [
         "timezone-without-at",
         dict(unit="day", timezone="Europe/Amsterdam"),
         ValueError,
-        ["timezone:", "add at="],
+        ["at: missing while timezone is given", "at='09:00'"],
     ),
-    ("weekday-without-time", dict(unit="week", on="monday"), ValueError, ["at: missing", "on='monday'"]),
-    ("time-without-weekday", dict(unit="week", at="07:00"), ValueError, ["on: missing", "on='monday'"]),
-    ("month-day-without-time", dict(unit="month", on=31), ValueError, ["at: missing", "on=31"]),
+    (
+        "weekday-without-time",
+        dict(unit="week", on="monday"),
+        ValueError,
+        ["at: missing (so is timezone)", "on='monday'"],
+    ),
+    (
+        "time-without-weekday",
+        dict(unit="week", at="07:00"),
+        ValueError,
+        ["on: missing (so is timezone)", "on='monday'"],
+    ),
+    ("month-day-without-time", dict(unit="month", on=31), ValueError, ["at: missing (so is timezone)", "on=31"]),
+    # Anchors are all or none: a missing timezone is refused, never read as UTC behind the user's back.
+    (
+        "daily-time-without-timezone",
+        dict(unit="day", at="09:00"),
+        ValueError,
+        ["timezone: missing while at is given", "all or none", "timezone='UTC'"],
+    ),
+    (
+        "hourly-time-without-timezone",
+        dict(unit="hour", every=6, at="03:00"),
+        ValueError,
+        ["timezone: missing while at is given", "timezone='UTC'"],
+    ),
+    (
+        "weekly-weekday-and-time-without-timezone",
+        dict(unit="week", on="monday", at="07:00"),
+        ValueError,
+        ["timezone: missing while on and at are given", "all three or none", "timezone='UTC'"],
+    ),
+    (
+        "monthly-day-and-time-without-timezone",
+        dict(unit="month", on=31, at="06:00"),
+        ValueError,
+        ["timezone: missing while on and at are given", "all three or none", "timezone='UTC'"],
+    ),
+    (
+        "weekly-weekday-and-timezone-without-time",
+        dict(unit="week", on="monday", timezone="Europe/Amsterdam"),
+        ValueError,
+        ["at: missing while on and timezone are given", "at='07:00'"],
+    ),
+    (
+        "monthly-timezone-only",
+        dict(unit="month", timezone="UTC"),
+        ValueError,
+        ["on: missing (so is at) while timezone is given", "all three or none"],
+    ),
     (
         "weekday-name-unknown",
         dict(unit="week", on="funday", at="07:00"),
@@ -93,7 +140,7 @@ def test_invalid_cadences_are_refused_naming_field_value_and_rule(given, error, 
     ],
 )
 def test_weekdays_by_name_or_number_with_sunday_zero(given, on):
-    assert parse("week", on=given, at="07:00").on == on
+    assert parse("week", on=given, at="07:00", timezone="UTC").on == on
 
 
 ACCEPTED = [
@@ -102,27 +149,39 @@ ACCEPTED = [
         dict(unit="day", at="09:00", timezone="America/New_York"),
         "daily at 09:00 America/New_York",
     ),
-    ("daily-defaults-to-utc", dict(unit="day", at=time(9, 30)), "daily at 09:30 UTC"),
-    ("every-3-days", dict(unit="day", every=3, at="09:00"), "every 3 days at 09:00 UTC"),
+    ("daily-utc-explicit", dict(unit="day", at=time(9, 30), timezone="UTC"), "daily at 09:30 UTC"),
+    ("every-3-days", dict(unit="day", every=3, at="09:00", timezone="UTC"), "every 3 days at 09:00 UTC"),
     (
         "biweekly",
         dict(unit="week", every=2, on="monday", at="07:00", timezone="Europe/Amsterdam"),
         "every 2 weeks on Monday at 07:00 Europe/Amsterdam",
     ),
-    ("month-end", dict(unit="month", on=31, at="06:00"), "monthly on the last day at 06:00 UTC"),
+    ("month-end", dict(unit="month", on=31, at="06:00", timezone="UTC"), "monthly on the last day at 06:00 UTC"),
     (
         "month-30th",
-        dict(unit="month", on=30, at="06:00"),
+        dict(unit="month", on=30, at="06:00", timezone="UTC"),
         "monthly on the 30th (or the month's last day) at 06:00 UTC",
     ),
-    ("month-2nd", dict(unit="month", on=2, at="06:00", every=3), "every 3 months on the 2nd at 06:00 UTC"),
-    ("hourly-at-15", dict(unit="hour", at="00:15"), "hourly at :15 UTC"),
-    ("6-hourly", dict(unit="hour", every=6, at="09:00"), "every 6 hours at 03:00, 09:00, 15:00, 21:00 UTC"),
-    ("2-hourly", dict(unit="hour", every=2, at="01:30"), "every 2 hours at 01:30, 03:30, ... 23:30 UTC"),
-    ("unanchored-day", dict(unit="day"), "every 1d on absolute time (UTC epoch grid)"),
+    (
+        "month-2nd",
+        dict(unit="month", on=2, at="06:00", every=3, timezone="UTC"),
+        "every 3 months on the 2nd at 06:00 UTC",
+    ),
+    ("hourly-at-15", dict(unit="hour", at="00:15", timezone="UTC"), "hourly at :15 UTC"),
+    (
+        "6-hourly",
+        dict(unit="hour", every=6, at="09:00", timezone="UTC"),
+        "every 6 hours at 03:00, 09:00, 15:00, 21:00 UTC",
+    ),
+    (
+        "2-hourly",
+        dict(unit="hour", every=2, at="01:30", timezone="UTC"),
+        "every 2 hours at 01:30, 03:30, ... 23:30 UTC",
+    ),
+    ("unanchored-day", dict(unit="day"), "every 1d from the last run"),
     ("unanchored-hours", dict(unit="hour", every=6), "every 6h on absolute time (UTC epoch grid)"),
-    ("unanchored-week", dict(unit="week", every=2), "every 14d on absolute time (UTC epoch grid)"),
-    ("unanchored-month-is-30-days", dict(unit="month"), "every 30d on absolute time (UTC epoch grid)"),
+    ("unanchored-week", dict(unit="week", every=2), "every 14d from the last run"),
+    ("unanchored-month-is-30-days", dict(unit="month"), "every 30d from the last run"),
 ]
 
 
@@ -135,9 +194,9 @@ def test_summaries_read_as_sentences(given, summary):
     ("given", "hours"),
     [
         (dict(unit="hour", every=6), 6),
-        (dict(unit="day", every=2, at="09:00"), 48),
+        (dict(unit="day", every=2, at="09:00", timezone="UTC"), 48),
         (dict(unit="week", every=2), 14 * 24),
-        (dict(unit="month", on=31, at="06:00"), 30 * 24),
+        (dict(unit="month", on=31, at="06:00", timezone="UTC"), 30 * 24),
     ],
     ids=["6-hours", "2-days", "2-weeks", "month-nominal-30-days"],
 )
