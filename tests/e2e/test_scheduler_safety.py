@@ -27,7 +27,7 @@ from .harness import AirflowHome
 CURSORS = ("e2e_cursor_a", "e2e_cursor_b")
 FORBID = "e2e_cursor_forbid"
 HOSTILE, HEALTHY = "e2e_hostile_cron", "e2e_healthy_every_20s"
-RUN_NOWS = 3
+RUN_NOWS = 2
 WAIT = 300
 
 pytestmark = pytest.mark.e2e

@@ -11,11 +11,17 @@ UDP socket of this test; then the function is unpaused:
 - on unpause, the ticks it passed over are recorded as skip events in Airflow's audit
   log: ``MissedDeadline`` for those due while the scheduler was down, ``Suspended`` for
   those due while the function was paused.
+
+The pause under test goes through ``airflow dags pause``, which writes Airflow's audit
+log (what tells a paused tick from a missed one); the unpauses and the cleanup's pause
+write ``dag.is_paused`` directly, to keep the test short (each CLI call costs seconds
+of imports). A logged unpause is covered by ``test_cursor_skips_recorded.py``.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 
 import pytest
@@ -24,7 +30,8 @@ from ..test_metrics_statsd import StatsdListener
 from .harness import AirflowHome
 
 DAG_ID = "e2e_cursor_downtime"
-DOWNTIME = 15  # seconds: at least one 10 s tick passes while the scheduler is down
+DOWNTIME = 11  # seconds: at least one 10 s tick passes while the scheduler is down
+HEARTBEAT = "2"  # seconds between the restarted scheduler's gauges
 WAIT = 90
 GAUGE = f"tessera.cursor_function.seconds_since_last_success.{DAG_ID}.fn"
 
@@ -34,6 +41,11 @@ pytestmark = pytest.mark.e2e
 def _fired(home: AirflowHome) -> bool:
     rows = home.query("SELECT 1 FROM task_instance WHERE dag_id = ? AND task_id = 'fn' AND state = 'success'", DAG_ID)
     return bool(rows)
+
+
+def _set_paused(home: AirflowHome, paused: bool) -> None:
+    with sqlite3.connect(home.db, timeout=30) as conn:
+        conn.execute("UPDATE dag SET is_paused = ? WHERE dag_id = ?", (paused, DAG_ID))
 
 
 def _passed_over(home: AirflowHome) -> list[dict]:
@@ -46,12 +58,14 @@ def test_ticks_missed_or_slept_through_are_recorded_and_the_gauge_grows_while_pa
 ) -> None:
     home = airflow_stack
     home.wait_for(f"{DAG_ID} to be parsed", lambda: home.is_parsed(DAG_ID), timeout=WAIT)
-    assert home.cli("dags", "unpause", DAG_ID).returncode == 0
+    _set_paused(home, False)
     statsd = StatsdListener()
     try:
         home.wait_for(f"a clean fire of {DAG_ID}", lambda: _fired(home), timeout=WAIT)
+        stopping = time.monotonic()
         home.terminate("scheduler")
-        time.sleep(DOWNTIME)  # at least one tick is due while nothing runs the schedule
+        # At least one tick is due while nothing runs the schedule, before the pause.
+        time.sleep(max(0.0, DOWNTIME - (time.monotonic() - stopping)))
         assert home.cli("dags", "pause", DAG_ID).returncode == 0  # and more while it is also paused
         home.start("scheduler", "scheduler", env=_statsd_env(statsd))
         gauge = f"airflow.{GAUGE}"
@@ -59,10 +73,10 @@ def test_ticks_missed_or_slept_through_are_recorded_and_the_gauge_grows_while_pa
         values = [float(g.value) for g in grams if g.name == gauge]
         assert DOWNTIME < values[0] < values[1], values  # since the fire before the downtime, still growing
 
-        assert home.cli("dags", "unpause", DAG_ID).returncode == 0
+        _set_paused(home, False)
         events = home.wait_for("the skip events", lambda: _passed_over(home) or None, timeout=WAIT)
     finally:
-        home.cli("dags", "pause", DAG_ID)
+        _set_paused(home, True)  # no more fires every 10 s beside the next tests
         statsd.socket.close()
     reasons = {event["reason"]: event for event in events}
     assert set(reasons) == {"MissedDeadline", "Suspended"}, events
@@ -75,4 +89,5 @@ def _statsd_env(statsd: StatsdListener) -> dict[str, str]:
         "AIRFLOW__METRICS__STATSD_ON": "True",
         "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
         "AIRFLOW__METRICS__STATSD_PORT": str(statsd.port),
+        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": HEARTBEAT,
     }
