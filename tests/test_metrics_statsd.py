@@ -186,7 +186,6 @@ def test_the_scheduler_emits_the_health_gauge_every_heartbeat_while_the_function
     """Started by the listener's on_starting for a real scheduler job; it keeps growing with no fire at all."""
     from airflow.jobs.job import Job
     from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
-    from airflow.listeners.listener import get_listener_manager
     from airflow.models.dag import DagModel
     from airflow.utils.session import create_session
 
@@ -201,11 +200,12 @@ def test_the_scheduler_emits_the_health_gauge_every_heartbeat_while_the_function
     statsd.received.clear()
 
     job = Job()  # Airflow's Job calls the listeners' on_starting
-    SchedulerJobRunner(job=job)  # ... and becomes a scheduler's job, as `airflow scheduler` does
+    SchedulerJobRunner(job=job)  # ... becomes a scheduler's job, as `airflow scheduler` does
+    job.prepare_for_execution()  # ... and runs
     try:
         statsd.until(lambda grams: sum(g.name == gauge for g in grams) >= 2)
     finally:
-        get_listener_manager().hook.before_stopping(component=job)
+        job.complete_execution()  # Airflow's Job calls the listeners' before_stopping
     values = [float(g.value) for g in statsd.named(gauge)]
     assert values[0] > 0 and values[1] > values[0]  # it grows between two heartbeats: no fire needed
     assert all(g.kind == "g" for g in statsd.named(gauge))
@@ -222,12 +222,14 @@ def test_the_health_gauges_never_run_in_a_job_that_is_not_a_scheduler(
     cursor_dags.fire(cursor_dags.add("metrics_not_scheduler"))
     statsd.drain()
     statsd.received.clear()
-    job = Job()
-    job.job_type = "TriggererJob"
-    gauges = HealthGauges(job, period=0.1)
-    gauges.start()
-    gauges.join(timeout=10)
-    assert not gauges.is_alive()  # ended after its first wait
+    triggerer, idle = Job(), Job()
+    triggerer.job_type, triggerer.state = "TriggererJob", "running"
+    idle.job_type = "SchedulerJob"  # a scheduler's job that never ran (as a test's runner makes)
+    for job in (triggerer, idle):
+        gauges = HealthGauges(job, period=0.1)
+        gauges.start()
+        gauges.join(timeout=10)
+        assert not gauges.is_alive()  # ended after its first wait
     assert not statsd.drain()
 
 

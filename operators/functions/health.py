@@ -10,9 +10,10 @@ starts or ends, and a timetable may not touch the database). So the scheduler's
 ``[scheduler] scheduler_heartbeat_sec`` seconds (default 5, the cadence at which the
 scheduler heartbeats its own job), runs :func:`last_successes` (one grouped query for
 every function, no per-DAG query) and emits one gauge per function that has ever
-succeeded. It stops with the scheduler (``before_stopping``) and in any other Airflow
-job it ends after its first wait. A function that never succeeded has no value to
-report; its status says ``NoFireYet``.
+succeeded. It stops with the scheduler (``before_stopping``), and at its first wait
+in any job that is not a running scheduler job (a triggerer, a dag-processor, a job
+built and never run); a process runs at most one (a newer job's replaces it). A
+function that never succeeded has no value to report; its status says ``NoFireYet``.
 
 A clean success is a cursor task instance in state ``success`` with no fire record
 (a failed fire and a dry run both leave one, see
@@ -91,10 +92,12 @@ class HealthGauges(threading.Thread):
 
     def run(self) -> None:
         from airflow.utils.session import create_session
+        from airflow.utils.state import JobState
 
-        # The job's type is set after on_starting, when its runner takes it: look once it has.
+        # The job's type is set after on_starting, when its runner takes it, and its state
+        # when it starts running: look once it has.
         while not self.stopped.wait(self.period):
-            if getattr(self.job, "job_type", None) != SCHEDULER_JOB:
+            if getattr(self.job, "job_type", None) != SCHEDULER_JOB or self.job.state != JobState.RUNNING:
                 return
             try:
                 with create_session() as session:
@@ -106,24 +109,27 @@ class HealthGauges(threading.Thread):
         self.stopped.set()
 
 
-_running: dict[int, HealthGauges] = {}
+_running: list[HealthGauges] = []
+"""The process's gauges thread, if any (one scheduler job per process)."""
 
 
 def job_starting(component: Any) -> None:
-    """``on_starting``: start the gauges for an Airflow job (only a scheduler's keeps running)."""
+    """``on_starting``: start the gauges for an Airflow job (only a running scheduler's keeps going)."""
     from airflow.configuration import conf
     from airflow.jobs.job import Job
 
-    if not isinstance(component, Job) or id(component) in _running:
+    if not isinstance(component, Job):
         return
+    for previous in _running:
+        previous.stop()
     period = conf.getfloat("scheduler", "scheduler_heartbeat_sec", fallback=5.0)
     gauges = HealthGauges(component, max(period, 1.0))
-    _running[id(component)] = gauges
+    _running[:] = [gauges]
     gauges.start()
 
 
 def job_stopping(component: Any) -> None:
     """``before_stopping``: stop the gauges of that job."""
-    gauges = _running.pop(id(component), None)
-    if gauges is not None:
+    for gauges in [g for g in _running if g.job is component]:
         gauges.stop()
+        _running.remove(gauges)

@@ -177,7 +177,10 @@ def test_a_gap_longer_than_the_bound_is_counted_as_at_least_the_bound(cursor_dag
     cursor_dags.add(dag_id, schedule='Cron("* * * * *")')
     start = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
     _create_run(dag_id, run_type="scheduled", after=start, state="success")
-    resumed, resumed_at = _create_run(dag_id, run_type="scheduled", after=start + datetime.timedelta(days=10))
+    # Never started by a scheduler here (later tests' loops must not admit it): asked directly.
+    resumed, resumed_at = _create_run(
+        dag_id, run_type="scheduled", after=start + datetime.timedelta(days=10), state="success"
+    )
     with create_session() as session:
         dag = SerializedDagModel.get_dag(dag_id, session=session)
         run = session.scalar(select(DagRun).where(DagRun.run_id == resumed))
