@@ -31,6 +31,7 @@ from .harness import AirflowHome
 
 DAG_ID = "e2e_cursor_downtime"
 DOWNTIME = 11  # seconds: at least one 10 s tick passes while the scheduler is down
+PAUSED = 21  # seconds: two ticks come due while paused; on unpause the newer one runs (catch-up Latest)
 HEARTBEAT = "2"  # seconds between the restarted scheduler's gauges
 WAIT = 90
 GAUGE = f"tessera.cursor_function.seconds_since_last_success.{DAG_ID}.fn"
@@ -67,12 +68,16 @@ def test_ticks_missed_or_slept_through_are_recorded_and_the_gauge_grows_while_pa
         # At least one tick is due while nothing runs the schedule, before the pause.
         time.sleep(max(0.0, DOWNTIME - (time.monotonic() - stopping)))
         assert home.cli("dags", "pause", DAG_ID).returncode == 0  # and more while it is also paused
+        paused = time.monotonic()
         home.start("scheduler", "scheduler", env=_statsd_env(statsd))
         gauge = f"airflow.{GAUGE}"
         grams = statsd.until(lambda grams: sum(g.name == gauge for g in grams) >= 2, timeout=WAIT)
         values = [float(g.value) for g in grams if g.name == gauge]
         assert DOWNTIME < values[0] < values[1], values  # since the fire before the downtime, still growing
 
+        # A tick is due while it is paused, besides the newest, which runs on unpause (the pause
+        # was logged before the CLI returned).
+        time.sleep(max(0.0, PAUSED - (time.monotonic() - paused)))
         _set_paused(home, False)
         events = home.wait_for("the skip events", lambda: _passed_over(home) or None, timeout=WAIT)
     finally:
