@@ -6,7 +6,10 @@ Each hook runs the feature steps that react to a dag run's state, in this order:
   :mod:`tessera.operators.functions.admission`), then AFTER fan-in's release note
   (:mod:`tessera.operators.fan_in.release`), then the wave gate
   (:mod:`tessera.operators.schedules.waves`);
-* ``on_dag_run_success`` / ``on_dag_run_failed``: the fan-in fire record, then the wave gate.
+* ``on_dag_run_success`` / ``on_dag_run_failed``: the fan-in fire record, then the wave gate;
+* ``on_starting`` / ``before_stopping`` (an Airflow job, e.g. the scheduler, starts or stops):
+  the cursor functions' health gauges (:mod:`tessera.operators.functions.health`), which
+  run only in a scheduler.
 
 The logic lives in each feature's module; this one only orders the steps and isolates
 them: a step that raises is logged and the next one still runs, because one feature's bug
@@ -95,3 +98,23 @@ def on_dag_run_success(dag_run: DagRun, msg: str) -> None:
 @hookimpl
 def on_dag_run_failed(dag_run: DagRun, msg: str) -> None:
     _finished(dag_run)
+
+
+@hookimpl
+def on_starting(component: Any) -> None:
+    try:
+        from tessera.operators.functions.health import job_starting
+
+        job_starting(component)
+    except Exception:
+        log.exception("tessera: the health gauges did not start; the job runs without them")
+
+
+@hookimpl
+def before_stopping(component: Any) -> None:
+    try:
+        from tessera.operators.functions.health import job_stopping
+
+        job_stopping(component)
+    except Exception:
+        log.exception("tessera: the health gauges did not stop cleanly")

@@ -131,7 +131,6 @@ def cursor_dags(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Cu
     return CursorDags(tmp_path_factory.mktemp("metrics-dags"))
 
 
-
 def test_plain_statsd_gets_per_function_names_so_two_functions_gauges_stay_apart(
     cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -178,6 +177,84 @@ def test_datadog_statsd_tags_a_concurrency_forbidden_skip_with_its_reason_and_da
         (None, None),
         ("skipped", "ConcurrencyForbidden"),
     )
+
+
+@pytest.mark.usefixtures("admission")
+def test_the_scheduler_emits_the_health_gauge_every_heartbeat_while_the_function_is_paused(
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started by the listener's on_starting for a real scheduler job; it keeps growing with no fire at all."""
+    from airflow.jobs.job import Job
+    from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+
+    _use_metrics(monkeypatch, statsd_on=True)
+    monkeypatch.setenv("AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC", "1")
+    dag_id = "metrics_heartbeat"
+    cursor_dags.fire(cursor_dags.add(dag_id))
+    with create_session() as session:
+        session.get(DagModel, dag_id).is_paused = True
+    gauge = f"airflow.{SINCE}.{dag_id}.fn"
+    statsd.until(lambda grams: any(g.name == gauge for g in grams))  # the fire's own: 0
+    statsd.received.clear()
+
+    job = Job()  # Airflow's Job calls the listeners' on_starting
+    SchedulerJobRunner(job=job)  # ... becomes a scheduler's job, as `airflow scheduler` does
+    job.prepare_for_execution()  # ... and runs
+    try:
+        statsd.until(lambda grams: sum(g.name == gauge for g in grams) >= 2)
+    finally:
+        job.complete_execution()  # Airflow's Job calls the listeners' before_stopping
+    values = [float(g.value) for g in statsd.named(gauge)]
+    assert values[0] > 0 and values[1] > values[0]  # it grows between two heartbeats: no fire needed
+    assert all(g.kind == "g" for g in statsd.named(gauge))
+
+
+def test_the_health_gauges_never_run_in_a_job_that_is_not_a_scheduler(
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow.jobs.job import Job
+
+    from tessera.operators.functions.health import HealthGauges
+
+    _use_metrics(monkeypatch, statsd_on=True)
+    cursor_dags.fire(cursor_dags.add("metrics_not_scheduler"))
+    statsd.drain()
+    statsd.received.clear()
+    triggerer, idle = Job(), Job()
+    triggerer.job_type, triggerer.state = "TriggererJob", "running"
+    idle.job_type = "SchedulerJob"  # a scheduler's job that never ran (as a test's runner makes)
+    for job in (triggerer, idle):
+        gauges = HealthGauges(job, period=0.1)
+        gauges.start()
+        gauges.join(timeout=10)
+        assert not gauges.is_alive()  # ended after its first wait
+    assert not statsd.drain()
+
+
+@pytest.mark.usefixtures("admission")
+def test_ticks_passed_over_are_counted_in_one_datagram_with_their_reason(
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from airflow._shared.timezones.timezone import utcnow
+
+    from .operators.functions.test_cursor_skips_recorded import _create_run, _set_paused
+
+    _use_metrics(monkeypatch, statsd_datadog_enabled=True)
+    dag_id = "metrics_downtime"
+    cursor_dags.add(dag_id, schedule='Cron("*/5 * * * *")')
+    _set_paused(dag_id, False)
+    now = utcnow()
+    _create_run(dag_id, run_type="scheduled", after=now - datetime.timedelta(minutes=65), state="success")
+    _create_run(dag_id, run_type="scheduled", after=now - datetime.timedelta(minutes=5))
+    _scheduler_starts_queued_runs()
+
+    skips = f"airflow.{metrics.SKIPS}"
+    statsd.until(lambda grams: any(g.name == skips for g in grams))
+    (tagged,) = statsd.named(skips)
+    assert (tagged.value, tagged.kind) == ("11", "c")
+    assert tagged.tags == {"dag_id": dag_id, "task_id": "fn", "reason": "MissedDeadline"}
 
 
 def test_refresh_and_stale_parent_counters_carry_the_dag_tag_and_a_per_dag_name(

@@ -13,7 +13,16 @@ and gets a :class:`~tessera.operators.functions.record.FireRecord` with the reas
 * ``DispatchCapReached``: a scheduled tick while the deployment already has
   ``[tessera] max_concurrent_dispatches`` cursor fires in flight. A run-now (or a
   backfill, or a cleared run) is never dropped for the cap: it waits for a slot of
-  the :data:`DISPATCH_POOL` pool, which has exactly that many slots.
+  the :data:`DISPATCH_POOL` pool, which has exactly that many slots;
+* ``Suspended``: a run-now created while the DAG was paused (Airflow would fire it on
+  unpause; a suspended function ignores it), per
+  :mod:`~tessera.operators.functions.pause_history`;
+* ``DispatchStartFailed``: the HTTP function's Airflow connection is not defined, so
+  the fire could not start (found here, not by a worker at fire time).
+
+A scheduled tick also reports the ticks the schedule passed over since the previous
+one (:mod:`~tessera.operators.functions.missed_ticks`): a skip event in Airflow's
+audit log (:mod:`~tessera.operators.functions.skip_events`) and the skips metric.
 
 Why here and not in the worker: a worker only sees its own DAG through the
 Execution API, and by the time it starts the pool has already made it wait. The
@@ -39,7 +48,9 @@ from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunType
 from sqlalchemy import insert, or_, select, update
 
-from . import metrics
+from . import metrics, skip_events
+from .missed_ticks import missed_ticks
+from .pause_history import was_paused_at_creation
 from .policy import (
     CAP_OPTION,
     CONFIG_SECTION,
@@ -49,6 +60,7 @@ from .policy import (
     is_dry_run,
 )
 from .record import RECORD_KEY, FireRecord, Phase, SkipReason, iso
+from .spec_reasons import connection_missing
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -129,23 +141,41 @@ def _deadline(dag: Any) -> datetime.timedelta | None:
     return getattr(dag.timetable, "starting_deadline", None)
 
 
+def _suspended(session: Session, dag_run: DagRun) -> bool:
+    """A run-now created while the DAG was paused (cleared: re-queued while paused)."""
+    if dag_run.run_type != DagRunType.MANUAL:
+        return False  # a paused DAG gets no scheduled runs; backfills are their own request
+    created = dag_run.queued_at or dag_run.start_date
+    return created is not None and was_paused_at_creation(session, dag_run.dag_id, created)
+
+
 def _reason(
-    dag: Any, dag_run: DagRun, task: Any, session: Session, now: datetime.datetime, cap: int | None
-) -> SkipReason | None:
+    dag: Any,
+    dag_run: DagRun,
+    task: Any,
+    session: Session,
+    now: datetime.datetime,
+    cap: int | None,
+    suspended: bool,
+) -> tuple[SkipReason, str] | None:
+    if suspended:
+        return SkipReason.SUSPENDED, _message(SkipReason.SUSPENDED)
     tick = _is_tick(dag_run)
     deadline = _deadline(dag)
     if tick and deadline is not None and now - dag_run.run_after > deadline:
-        return SkipReason.MISSED_DEADLINE
+        return SkipReason.MISSED_DEADLINE, _message(SkipReason.MISSED_DEADLINE)
+    if (missing := connection_missing(getattr(task, "http_conn_id", None))) is not None:
+        return SkipReason.DISPATCH_START_FAILED, missing
     if task.max_active_tis_per_dag == 1 and _in_flight(
         session,
         dag_run,
         DagRun.dag_id == dag_run.dag_id,
         TaskInstance.task_id == task.task_id,
     ):
-        return SkipReason.CONCURRENCY_FORBIDDEN
+        return SkipReason.CONCURRENCY_FORBIDDEN, _message(SkipReason.CONCURRENCY_FORBIDDEN)
     if tick and cap is not None and task.pool == DISPATCH_POOL:
         if len(_in_flight(session, dag_run, TaskInstance.pool == DISPATCH_POOL)) >= cap:
-            return SkipReason.DISPATCH_CAP_REACHED
+            return SkipReason.DISPATCH_CAP_REACHED, _message(SkipReason.DISPATCH_CAP_REACHED)
     return None
 
 
@@ -183,17 +213,37 @@ def admit(dag_run: DagRun, session: Session, *, now: datetime.datetime | None = 
     ).all()
     # Decide everything first, write last: the scheduler's transaction allows no savepoint
     # (its commit guard refuses even a savepoint's release), so a failure must leave nothing half-written.
-    decisions = [(ti, _reason(dag, dag_run, cursor_tasks[ti.task_id], session, now, cap)) for ti in pending]
+    suspended = _suspended(session, dag_run)
+    decisions = [(ti, _reason(dag, dag_run, cursor_tasks[ti.task_id], session, now, cap, suspended)) for ti in pending]
+    passed_over = missed_ticks(session, dag, dag_run) if _is_tick(dag_run) else []
     if pooled:
         ensure_dispatch_pool(session)
+    for task_id in cursor_tasks:
+        for event in passed_over:
+            skip_events.write(
+                session, dag_id=dag_run.dag_id, task_id=task_id, run_id=dag_run.run_id, event=event, passed_over=True
+            )
+            metrics.tick_skipped(dag_run.dag_id, task_id, event.reason, in_task=False, count=event.count)
+            log.info(
+                "tessera: %s.%s: %s%d ticks from %s to %s skipped before run %s: %s",
+                dag_run.dag_id,
+                task_id,
+                "at least " if event.at_least else "",
+                event.count,
+                event.first,
+                event.last,
+                dag_run.run_id,
+                event.reason,
+            )
     declined: dict[str, SkipReason] = {}
-    for ti, reason in decisions:
-        if reason is None:
+    for ti, decision in decisions:
+        if decision is None:
             continue
+        reason, message = decision
         ti.state = TaskInstanceState.SKIPPED
         ti.start_date = ti.end_date = now
         ti.duration = 0
-        record = FireRecord(Phase.SKIPPED, iso(now), reason=reason.value, message=_message(reason))
+        record = FireRecord(Phase.SKIPPED, iso(now), reason=reason.value, message=message)
         XComModel.set(
             RECORD_KEY,
             record.to_json(),
@@ -206,6 +256,13 @@ def admit(dag_run: DagRun, session: Session, *, now: datetime.datetime | None = 
         )
         declined[ti.task_id] = reason
         metrics.tick_skipped(ti.dag_id, ti.task_id, reason.value, in_task=False)
+        skip_events.write(
+            session,
+            dag_id=ti.dag_id,
+            task_id=ti.task_id,
+            run_id=ti.run_id,
+            event=skip_events.SkipEvent(reason.value, 1, dag_run.run_after, dag_run.run_after, message),
+        )
         log.info("tessera: %s.%s run %s skipped: %s", ti.dag_id, ti.task_id, ti.run_id, reason.value)
     return declined
 
@@ -215,5 +272,5 @@ def _message(reason: SkipReason) -> str:
         SkipReason.MISSED_DEADLINE: "the tick was older than the timetable's starting_deadline",
         SkipReason.CONCURRENCY_FORBIDDEN: "an earlier fire was still in flight and the policy is Forbid",
         SkipReason.DISPATCH_CAP_REACHED: f"[{CONFIG_SECTION}] {CAP_OPTION} fires were already in flight",
+        SkipReason.SUSPENDED: "run-now requested while the DAG was paused; a suspended function ignores it",
     }.get(reason, reason.value)
-

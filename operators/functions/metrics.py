@@ -23,7 +23,7 @@ FIRES = f"{PREFIX}.fires"
 FIRE_DURATION = f"{PREFIX}.fire_duration"
 """Timer: wall time of a fire, bookkeeping included, by ``outcome``."""
 SECONDS_SINCE_LAST_SUCCESS = f"{PREFIX}.seconds_since_last_success"
-"""Gauge, set at the end of every fire: 0 after a clean one."""
+"""Gauge, set at the end of every fire (0 after a clean one) and by the scheduler every heartbeat."""
 CURSOR_WRITE_FAILURES = f"{PREFIX}.cursor_write_failures"
 """Counter: fires whose function succeeded but whose cursor could not be saved."""
 SKIPS = f"{PREFIX}.skips"
@@ -65,6 +65,11 @@ def cursor_write_failed(dag_id: str, task_id: str) -> None:
     _emit("task", CURSOR_WRITE_FAILURES, dag_id, task_id)
 
 
-def tick_skipped(dag_id: str, task_id: str, reason: str, *, in_task: bool) -> None:
-    """A tick was declined, by the worker (``in_task``) or by the scheduler-side admission."""
-    _emit("task" if in_task else "core", SKIPS, dag_id, task_id, reason=reason)
+def tick_skipped(dag_id: str, task_id: str, reason: str, *, in_task: bool, count: int = 1) -> None:
+    """``count`` ticks were declined, by the worker (``in_task``) or by the scheduler-side admission."""
+    _emit("task" if in_task else "core", SKIPS, dag_id, task_id, count, reason=reason)
+
+
+def since_last_success(dag_id: str, task_id: str, seconds: float) -> None:
+    """The scheduler's periodic health gauge (core processes' Stats)."""
+    _emit("core", SECONDS_SINCE_LAST_SUCCESS, dag_id, task_id, seconds)

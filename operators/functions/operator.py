@@ -22,6 +22,7 @@ from tessera.operators.excerpt import excerpt
 
 from . import metrics
 from .fire import CursorFire, CursorWriteFailed, DispatchStartFailed, FireFailed, error_summary
+from .http import HttpFunction
 from .policy import DISPATCH_POOL, Concurrency, is_dry_run
 from .record import RECORD_KEY, FireRecord, Outcome, Phase, SkipReason, iso
 from .spec import FunctionSpec
@@ -58,7 +59,9 @@ class CursorFunctionOperator(BaseOperator):
     ui_color = "#dbe8f6"
     # Serialized with the DAG (template fields are), so the status page knows where the
     # cursor lives without ever reading it; it holds no Jinja, so rendering keeps it as is.
-    template_fields: Sequence[str] = ("cursor_store",)
+    # Likewise the HTTP function's connection id, so the status and the admission can tell a
+    # missing connection before a fire (None for a plain callable).
+    template_fields: Sequence[str] = ("cursor_store", "http_conn_id")
     template_fields_renderers = {"cursor_store": "json"}
 
     def __init__(
@@ -120,6 +123,7 @@ class CursorFunctionOperator(BaseOperator):
         self.cursor_store = (
             None if location is None else {"provider": location.provider, "reference": location.reference}
         )
+        self.http_conn_id = function.conn_id if isinstance(function, HttpFunction) else None
 
     def _store(self) -> CursorStore | None:
         if not self.spec.carries_cursor:

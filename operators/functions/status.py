@@ -8,7 +8,16 @@ between ticks. It reads the metadata database, so it runs where that is reachabl
 (API server, scheduler, CLI), never in a worker.
 
 A paused DAG creates no runs; the newest tick it slept through is reported as
-declined with reason ``Suspended`` (and advances lastScheduleTime).
+declined with reason ``Suspended`` (and advances lastScheduleTime). Ticks that never
+became runs (passed over after downtime, or slept through while paused) are read
+from the newest skip event the admission wrote (see
+:mod:`~tessera.operators.functions.missed_ticks`); they advance lastScheduleTime and
+lastSkipTime too.
+
+SpecValid names the problem: the refused field's reason from the DAG file's import
+error (``CronInvalid``, ``InputInvalid``, ``CursorPointerInvalid``... see
+:mod:`~tessera.operators.functions.spec_reasons`), or ``ConnectionMissing`` when the
+HTTP function's Airflow connection is not defined. Ready mirrors it.
 """
 
 from __future__ import annotations
@@ -31,9 +40,12 @@ from sqlalchemy import select
 
 from tessera.timetables.base import TesseraTimetable
 
+from . import skip_events
 from .history import FIRE, IN_FLIGHT, SKIP, RunReading, load_history
 from .policy import CURSOR_TASK_TYPE
 from .record import Outcome, SkipReason
+from .skip_events import SkipEvent
+from .spec_reasons import CONNECTION_MISSING, connection_missing, spec_reason
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -128,8 +140,10 @@ def _cursor_task(dag: Any, dag_id: str, task_id: str | None) -> str:
     return names[0]
 
 
-def _spec_valid(dag_model: DagModel, session: Session) -> Condition:
+def _spec_valid(dag_model: DagModel, conn_id: Any, session: Session) -> Condition:
     if not dag_model.has_import_errors:
+        if (missing := connection_missing(conn_id)) is not None:
+            return Condition("SpecValid", "False", CONNECTION_MISSING, missing)
         return Condition("SpecValid", "True", "Parsed")
     error = session.scalar(
         select(ParseImportError).where(
@@ -138,12 +152,13 @@ def _spec_valid(dag_model: DagModel, session: Session) -> Condition:
         )
     )
     lines = (error.stacktrace or "").strip().splitlines() if error is not None else []
-    return Condition("SpecValid", "False", "SpecInvalid", lines[-1] if lines else "the DAG file has an import error")
+    message = lines[-1] if lines else "the DAG file has an import error"
+    return Condition("SpecValid", "False", spec_reason(message), message)
 
 
 def _ready(spec_valid: Condition, readings: list[RunReading]) -> Condition:
     if spec_valid.status != "True":
-        return Condition("Ready", "False", "SpecInvalid", spec_valid.message)
+        return Condition("Ready", "False", spec_valid.reason, spec_valid.message)
     for reading in readings:
         if reading.kind == SKIP and reading.reason == SkipReason.DISPATCH_START_FAILED.value:
             return Condition("Ready", "False", reading.reason, reading.message or "")
@@ -200,8 +215,13 @@ def function_status(
     if dag_model.is_paused:
         newest_tick = next((run for run in runs if run.run_type == DagRunType.SCHEDULED), None)
         slept = _suspended_tick(dag, newest_tick, now)
-    store = getattr(dag.get_task(task_id), "cursor_store", None)
-    status = _summarise(dag_model, task_id, store if isinstance(store, dict) else None, readings, slept, session)
+    task = dag.get_task(task_id)
+    store = getattr(task, "cursor_store", None)
+    spec_valid = _spec_valid(dag_model, getattr(task, "http_conn_id", None), session)
+    passed_over = skip_events.newest_passed_over(session, dag_id, task_id)
+    status = _summarise(
+        dag_model, task_id, store if isinstance(store, dict) else None, readings, slept, passed_over, spec_valid
+    )
     # The next fire is shown as its nominal instant, as the schedule states it; the phase (or an
     # anti-herd offset) only moves when the run may start, which next_start_time says.
     return dataclasses.replace(status, next_fire_time=_nominal_next(dag, dag_model))
@@ -221,13 +241,19 @@ def _summarise(
     store: dict[str, str] | None,
     readings: list[RunReading],
     slept: datetime.datetime | None,
-    session: Session,
+    passed_over: SkipEvent | None,
+    spec_valid: Condition,
 ) -> FunctionStatus:
     ticks = [r for r in readings if r.tick]
     fires = [r for r in readings if r.kind == FIRE]
     skips = [r for r in readings if r.kind == SKIP]
     last_schedule = ticks[0].time if ticks else None
     last_skip, last_reason = (skips[0].time, skips[0].reason) if skips else (None, None)
+    if passed_over is not None:
+        # Ticks that never became runs: declined, and handled, all the same.
+        last_schedule = passed_over.last if last_schedule is None else max(last_schedule, passed_over.last)
+        if last_skip is None or passed_over.last > last_skip:
+            last_skip, last_reason = passed_over.last, passed_over.reason
     if slept is not None:
         last_schedule = slept if last_schedule is None else max(last_schedule, slept)
         if last_skip is None or slept > last_skip:
@@ -240,7 +266,6 @@ def _summarise(
             failures += 1
     success = next((f for f in fires if f.outcome is Outcome.SUCCEEDED), None)
     written = success.finished if success is not None and store is not None else None
-    spec_valid = _spec_valid(dag_model, session)
     return FunctionStatus(
         dag_id=dag_model.dag_id,
         task_id=task_id,

@@ -176,6 +176,17 @@ class AirflowHome:
         self._signal(process, signal.SIGKILL)
         process.wait()
 
+    def terminate(self, name: str, *, grace: float = 30) -> None:
+        """Stop ``name`` as an operator would (SIGTERM, then SIGKILL after ``grace`` s); its group goes too."""
+        process = self._processes.pop(name)
+        self._signal(process, signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+        self._signal(process, signal.SIGKILL)
+        process.wait()
+
     def stop(self) -> None:
         """Stop every started process group: SIGTERM, then SIGKILL whatever is left after a grace period."""
         for process in self._processes.values():

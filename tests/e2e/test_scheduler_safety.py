@@ -6,9 +6,10 @@ The DAGs are ``dags/e2e_safety.py``, in the session's fresh deployment
 - Two cursor functions unpaused at once on a fresh database are admitted in one
   scheduler transaction before the dispatch pool exists: both must run, and the
   scheduler must live (it once died on a duplicate pool, at every restart).
-- Several run-nows of a Forbid function that start in the same scheduler loop: one
-  fires, the others are skipped as ``ConcurrencyForbidden`` (they once all fired,
-  one after another).
+- Several run-nows of a paused function, all started in the scheduler loop after its
+  unpause: none fires, each is skipped as ``Suspended`` (Airflow would fire them all);
+  a run-now asked once it is unpaused fires. (Several runs of one loop under Forbid:
+  ``test_cursor_admission.py``.)
 - A DAG whose catch-up steps over the largest backlog beside a healthy one: the
   healthy DAG keeps getting its runs and the scheduler passes its health check.
 """
@@ -26,7 +27,7 @@ from .harness import AirflowHome
 CURSORS = ("e2e_cursor_a", "e2e_cursor_b")
 FORBID = "e2e_cursor_forbid"
 HOSTILE, HEALTHY = "e2e_hostile_cron", "e2e_healthy_every_20s"
-RUN_NOWS = 3
+RUN_NOWS = 2
 WAIT = 300
 
 pytestmark = pytest.mark.e2e
@@ -69,7 +70,7 @@ def test_two_cursor_functions_unpaused_at_once_both_run_on_a_fresh_deployment(ai
     _scheduler_is_healthy(airflow_stack)
 
 
-def test_run_nows_of_a_forbid_function_started_in_one_loop_fire_once(airflow_stack: AirflowHome) -> None:
+def test_run_nows_asked_while_a_function_is_paused_are_skipped_as_suspended(airflow_stack: AirflowHome) -> None:
     home = airflow_stack
     home.wait_for(f"{FORBID} to be parsed", lambda: home.is_parsed(FORBID), timeout=WAIT)
     for _ in range(RUN_NOWS):
@@ -80,15 +81,22 @@ def test_run_nows_of_a_forbid_function_started_in_one_loop_fire_once(airflow_sta
     unpaused = home.cli("dags", "unpause", FORBID)
     assert unpaused.returncode == 0, unpaused.stderr[-3000:]
 
-    def finished() -> list[str] | None:
+    def finished(count: int) -> list[str] | None:
         states = [run.state for run in home.runs(FORBID)]
-        return states if all(state in ("success", "failed") for state in states) else None
+        return states if len(states) == count and all(state in ("success", "failed") for state in states) else None
 
-    home.wait_for(f"the {RUN_NOWS} runs of {FORBID} to finish", finished, timeout=WAIT)
-    runs = [run.run_id for run in home.runs(FORBID)]  # oldest first
+    home.wait_for(f"the {RUN_NOWS} runs of {FORBID} to finish", lambda: finished(RUN_NOWS), timeout=WAIT)
+    runs = [run.run_id for run in home.runs(FORBID)]
     states, reasons = _task_states(home, FORBID), _skip_reasons(home, FORBID)
-    assert [states[run_id] for run_id in runs] == ["success"] + ["skipped"] * (RUN_NOWS - 1)
-    assert [reasons.get(run_id) for run_id in runs] == [None] + ["ConcurrencyForbidden"] * (RUN_NOWS - 1)
+    assert [states[run_id] for run_id in runs] == ["skipped"] * RUN_NOWS
+    assert [reasons.get(run_id) for run_id in runs] == ["Suspended"] * RUN_NOWS
+    assert not home.query("SELECT 1 FROM variable WHERE key = ?", f"{FORBID}-state")  # never fired
+
+    triggered = home.cli("dags", "trigger", FORBID)  # asked while it runs: a real fire
+    assert triggered.returncode == 0, triggered.stderr[-3000:]
+    home.wait_for(f"the run-now of unpaused {FORBID}", lambda: finished(RUN_NOWS + 1), timeout=WAIT)
+    newest = home.runs(FORBID)[-1].run_id
+    assert (_task_states(home, FORBID)[newest], _skip_reasons(home, FORBID).get(newest)) == ("success", None)
 
 
 def test_a_healthy_dag_keeps_its_runs_beside_the_largest_catch_up(airflow_stack: AirflowHome) -> None:

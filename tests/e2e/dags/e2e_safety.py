@@ -5,7 +5,8 @@
   starts a run of each in one loop and admits both in one transaction, while the
   dispatch pool does not exist yet.
 - ``e2e_cursor_forbid``: a Forbid cursor function with no schedule, paused at creation;
-  the test queues several run-nows, then unpauses it, so all of them start in one loop.
+  the test queues several run-nows, then unpauses it, so all of them start in one loop
+  (and, asked while paused, are skipped as ``Suspended``).
 - ``e2e_hostile_cron``: every minute since 2000 with the largest backfill limit;
   ``e2e_healthy_every_20s`` beside it must keep getting its runs.
 """

@@ -1,0 +1,94 @@
+"""When a DAG was paused: read back from Airflow's own audit log, the only pause history Airflow keeps.
+
+Airflow 3.3 stores only whether a DAG is paused *now* (``dag.is_paused``), and no hook
+fires when a run is created or a DAG is (un)paused: the dag-run listeners fire when a
+run starts or ends, and a policy package's ``task_instance_mutation_hook`` is skipped
+at run creation unless an ``airflow_local_settings`` module exists. But every pause
+and unpause made through Airflow is written to its audit log (the ``log`` table,
+Browse > Audit Log), with its time:
+
+* the UI's toggle and ``PATCH /api/v2/dags/{dag_id}`` (what airflowctl uses): event
+  ``patch_dag``, with ``is_paused`` in ``extra``;
+* ``airflow dags pause`` / ``unpause``: events ``cli_dag_pause`` / ``cli_dag_unpause``.
+
+Not seen: a bulk ``PATCH /api/v2/dags`` by pattern (logged without a DAG id), a
+direct database update, and entries removed by ``airflow db clean``. A pause this
+module does not see makes a tick read as missed rather than suspended, and a run-now
+queued while paused fires on unpause, as plain Airflow would.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from airflow.models.log import Log
+from sqlalchemy import select
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+MAX_CHANGES = 100
+"""At most this many pause changes are read per question: one query, bounded rows."""
+
+_CLI = {"cli_dag_pause": True, "cli_dag_unpause": False}
+_API = "patch_dag"
+
+
+@dataclass(frozen=True)
+class PauseChange:
+    at: datetime.datetime
+    paused: bool
+    """The state the DAG was put in."""
+
+
+def _paused_by(event: str, extra: str | None) -> bool | None:
+    if event in _CLI:
+        return _CLI[event]
+    try:
+        value = json.loads(extra or "{}").get("is_paused")
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(value, str):  # a query parameter arrives as text
+        value = {"true": True, "false": False}.get(value.lower())
+    return value if isinstance(value, bool) else None
+
+
+def pause_changes(session: Session, dag_id: str, *, since: datetime.datetime) -> list[PauseChange]:
+    """The DAG's pause changes logged after ``since``, oldest first (at most :data:`MAX_CHANGES`)."""
+    rows = session.execute(
+        select(Log.dttm, Log.event, Log.extra)
+        .where(Log.dag_id == dag_id, Log.event.in_([*_CLI, _API]), Log.dttm > since)
+        .order_by(Log.dttm, Log.id)
+        .limit(MAX_CHANGES)
+    )
+    changes = []
+    for at, event, extra in rows:
+        paused = _paused_by(event, extra)
+        if paused is not None and at is not None:
+            changes.append(PauseChange(at, paused))
+    return changes
+
+
+def was_paused_at_creation(session: Session, dag_id: str, created: datetime.datetime) -> bool:
+    """Whether the DAG was paused when a run was created: its next pause change is an unpause."""
+    changes = pause_changes(session, dag_id, since=created)
+    return bool(changes) and not changes[0].paused
+
+
+def paused_at(changes: list[PauseChange], moments: list[datetime.datetime]) -> list[bool]:
+    """For each of ``moments`` (ascending, all after the ``since`` of ``changes``), whether the DAG was paused.
+
+    Before the first change the DAG was in the state opposite to it; with no change at all,
+    it was never paused in that span.
+    """
+    state = bool(changes) and not changes[0].paused
+    answers, index = [], 0
+    for moment in moments:
+        while index < len(changes) and changes[index].at <= moment:
+            state = changes[index].paused
+            index += 1
+        answers.append(state)
+    return answers

@@ -1,0 +1,92 @@
+"""The skip event: a declined tick, or a run of ticks, written to Airflow's audit log where every viewer sees it.
+
+A tick that never becomes a run (passed over after downtime, slept through while
+paused) has no task instance to hold a :class:`~tessera.operators.functions.record.FireRecord`.
+So the scheduler-side admission also writes an event to Airflow's audit log (the
+``log`` table: Browse > Audit Log in the UI, ``GET /api/v2/eventLogs``), event
+:data:`EVENT`, tagged with the DAG, the cursor task and the run that was being
+started when the skip was found. Its ``extra`` is JSON: the reason, how many ticks,
+the first and last of them, and a message. Two events:
+
+* :data:`EVENT` for a run whose cursor task was declined (its fire record says the same);
+* :data:`PASSED_OVER` for ticks that never became runs; the status reads the newest one
+  back, since no run holds them.
+
+It is written through the scheduler's own session, so it commits with the run's start.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from airflow.models.log import Log
+from sqlalchemy import select
+
+from .record import iso, parse_iso
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+EVENT = "tessera.skip"
+PASSED_OVER = "tessera.skip.passed_over"
+OWNER = "tessera"
+
+
+@dataclass(frozen=True)
+class SkipEvent:
+    """``count`` ticks from ``first`` to ``last`` (their ``run_after``) were declined for ``reason``."""
+
+    reason: str
+    count: int
+    first: datetime.datetime
+    last: datetime.datetime
+    message: str
+    at_least: bool = False
+    """True when the count stopped at its bound: there were ``count`` or more."""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "reason": self.reason,
+                "count": self.count,
+                "at_least": self.at_least,
+                "first": iso(self.first),
+                "last": iso(self.last),
+                "message": self.message,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str | None) -> SkipEvent | None:
+        try:
+            data = json.loads(text or "")
+            first, last = parse_iso(data["first"]), parse_iso(data["last"])
+            if first is None or last is None:
+                return None
+            return cls(
+                str(data["reason"]), int(data["count"]), first, last, str(data.get("message", "")), data["at_least"]
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def write(
+    session: Session, *, dag_id: str, task_id: str, run_id: str, event: SkipEvent, passed_over: bool = False
+) -> None:
+    name = PASSED_OVER if passed_over else EVENT
+    session.add(Log(name, owner=OWNER, dag_id=dag_id, task_id=task_id, run_id=run_id, extra=event.to_json()))
+
+
+def newest_passed_over(session: Session, dag_id: str, task_id: str) -> SkipEvent | None:
+    """The passed-over ticks whose last is the newest (of the few written last: one run writes at most two)."""
+    rows = session.scalars(
+        select(Log.extra)
+        .where(Log.dag_id == dag_id, Log.task_id == task_id, Log.event == PASSED_OVER)
+        .order_by(Log.id.desc())
+        .limit(2)
+    )
+    events = [event for event in map(SkipEvent.from_json, rows) if event is not None]
+    return max(events, key=lambda event: event.last, default=None)
