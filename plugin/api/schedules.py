@@ -174,19 +174,38 @@ def scheduled_dag(session: Session, dag_id: str) -> ScheduledDag:
     return found[0]
 
 
-def planned_runs(
-    timetable: TesseraTimetable,
-    stored: StoredDag,
-    *,
-    after: datetime.datetime,
-    count: int,
-    until: datetime.datetime | None,
-) -> list[RunSchedule]:
-    """The next ``count`` runs the scheduler creates for the DAG starting after ``after`` (and not after ``until``).
+def run_bounds(dag: Any) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+    """The earliest and latest bound of the DAG's runs, derived as the scheduler derives them.
 
-    Bounded by the DAG's dates as the scheduler bounds them (:func:`~.stored.run_bounds`).
+    Airflow's scheduler restricts a timetable to the earliest start date of the DAG and its
+    tasks, and to the DAG's end date, or the latest task end date when every task has one.
+    A :class:`~.stored.StoredDag` carries them, derived the same way from its JSON.
     """
-    return timetable.upcoming(after=after, count=count, until=until, start_date=stored.earliest, end_date=stored.latest)
+    if isinstance(dag, StoredDag):
+        return dag.earliest, dag.latest
+    tasks = list(getattr(dag, "tasks", ()))
+    starts = [task.start_date for task in tasks if task.start_date]
+    if dag.start_date is not None:
+        starts.append(dag.start_date)
+    latest = dag.end_date
+    ends = [task.end_date for task in tasks if task.end_date]
+    if len(ends) == len(tasks):
+        if dag.end_date is not None:
+            ends.append(dag.end_date)
+        if ends:
+            latest = max(ends)
+    return (min(starts) if starts else None), latest
+
+
+def planned_runs(
+    timetable: TesseraTimetable, dag: Any, *, after: datetime.datetime, count: int, until: datetime.datetime | None
+) -> list[RunSchedule]:
+    """The next ``count`` runs the scheduler creates for ``dag`` starting after ``after`` (and not after ``until``).
+
+    ``dag`` is a DAG (``tessera plan`` parses the file) or a :class:`~.stored.StoredDag` (the API).
+    """
+    start, end = run_bounds(dag)
+    return timetable.upcoming(after=after, count=count, until=until, start_date=start, end_date=end)
 
 
 def occurrence_of(run: RunSchedule, timezone: str) -> PlannedOccurrence:
