@@ -209,7 +209,9 @@ def planned_runs(
 
 
 def occurrence_of(run: RunSchedule, timezone: str) -> PlannedOccurrence:
-    return PlannedOccurrence(
+    # Built without validation: every field is already of its type, and a page lists ~60,000
+    # of them for 1,000 DAGs (validating them cost a tenth of the plan call).
+    return PlannedOccurrence.model_construct(
         occurrence=run.occurrence,
         occurrence_local=run.occurrence.astimezone(ZoneInfo(timezone)).isoformat(),
         run_after=run.run_after,
