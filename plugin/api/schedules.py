@@ -252,14 +252,15 @@ def dag_plan(
         for c in contradictions
         if item.dag_id in c.dag_ids or (c.schedule is not None and c.schedule == item.declared_schedule)
     ]
-    runs = []
+    runs, description = [], item.model.timetable_description
     if timetable is not None and item.stored is not None:
         runs = planned_runs(timetable, item.stored, after=after, count=count, until=until)
+        description = item.stored.description
     lookback = None if timetable is None else timetable.lookback
     return DagPlan(
         dag_id=item.dag_id,
         summary=item.summary,
-        description=item.model.timetable_description if timetable is None else timetable.description,
+        description=description,
         timezone=item.timezone,
         cadence_kind=item.cadence_kind,
         phase=None if timetable is None else duration_text(timetable.phase),

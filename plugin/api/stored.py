@@ -50,6 +50,8 @@ class StoredDag:
     """The earliest start date of the DAG and its tasks: the scheduler's lower bound on its runs."""
     latest: datetime.datetime | None = None
     """The DAG's end date, or the latest task end date when every task has one: the upper bound."""
+    description: str = ""
+    """The timetable's description, worded once per version (a cron's wording takes milliseconds)."""
     cursor_task_ids: tuple[str, ...] = ()
     default_args: dict[str, Any] = field(default_factory=dict)
     error: Exception | None = None
@@ -83,9 +85,11 @@ def decode(dag_id: str, data: dict[str, Any]) -> StoredDag:
         earliest, latest = run_bounds(dag)
         tasks = [task["__var"] for task in dag.get("tasks") or ()]
         default_args = BaseSerialization.deserialize(dag["default_args"]) if dag.get("default_args") else {}
+        timetable = decode_timetable(dag["timetable"])
         return StoredDag(
             dag_id=dag_id,
-            timetable=decode_timetable(dag["timetable"]),
+            timetable=timetable,
+            description=timetable.description,
             earliest=earliest,
             latest=latest,
             cursor_task_ids=tuple(task["task_id"] for task in tasks if task.get("task_type") == CURSOR_TASK_TYPE),

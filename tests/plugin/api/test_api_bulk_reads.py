@@ -74,6 +74,7 @@ def test_what_is_decoded_from_the_json_is_what_full_deserialization_gives(stored
         assert stored.error is None, (dag_id, stored.error)
         assert type(stored.timetable) is type(full.timetable), dag_id
         assert stored.timetable.serialize() == full.timetable.serialize(), dag_id
+        assert stored.description == full.timetable.description, dag_id
         assert (stored.earliest, stored.latest) == run_bounds(full), dag_id
         cursors = tuple(t.task_id for t in full.tasks if t.task_type == "CursorFunctionOperator")
         assert stored.cursor_task_ids == cursors, dag_id
