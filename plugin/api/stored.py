@@ -100,7 +100,11 @@ def decode(dag_id: str, data: dict[str, Any]) -> StoredDag:
 
 
 _decoded: dict[str, tuple[str, StoredDag]] = {}
-"""Per DAG id, the hash of the version decoded last and what it decoded to (one small entry per DAG)."""
+"""Per DAG id, the hash of the version decoded last and what it decoded to.
+
+One small entry (a timetable and a few dates) per DAG id this process has listed; the entry
+of a deleted DAG stays until the API server restarts, which a fleet's churn does not make large.
+"""
 _lock = threading.Lock()
 
 
