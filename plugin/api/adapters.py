@@ -8,7 +8,7 @@ where they are absent or fail. Each adapter returns ``(result, availability)``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .models import Contradiction, CursorStatus
@@ -27,22 +27,21 @@ def _not_available(what: str, error: BaseException) -> str:
     return f"not available: {type(error).__name__}: {error}"
 
 
-def cursor_function_status(dag: Any, session: Session) -> tuple[list[CursorStatus], str]:
-    """The status of each cursor function of ``dag`` (a serialized DAG), from ``function_status``.
+def cursor_function_status(dag_id: str, task_ids: Sequence[str], session: Session) -> tuple[list[CursorStatus], str]:
+    """The status of each cursor function (``task_ids``, its cursor tasks) of ``dag_id``, from ``function_status``.
 
     Connects to :func:`tessera.operators.functions.status.function_status` (the three
     timestamps, last outcome and skip reason, consecutive failures, SpecValid/Ready).
+    A DAG without cursor tasks costs nothing; one with them reads its own history.
     """
-    try:
-        from tessera.operators.functions.policy import CURSOR_TASK_TYPE
-        from tessera.operators.functions.status import function_status
-    except ImportError as error:
-        return [], _not_available("the cursor-function status", error)
-    task_ids = [task.task_id for task in dag.tasks if task.task_type == CURSOR_TASK_TYPE]
     if not task_ids:
         return [], NOT_A_CURSOR_FUNCTION
     try:
-        statuses = [function_status(dag.dag_id, task_id, session=session) for task_id in task_ids]
+        from tessera.operators.functions.status import function_status
+    except ImportError as error:
+        return [], _not_available("the cursor-function status", error)
+    try:
+        statuses = [function_status(dag_id, task_id, session=session) for task_id in task_ids]
         return [CursorStatus.model_validate(status) for status in statuses], OK
     except Exception as error:  # a bug there must not take the whole status page down
         return [], _not_available("the cursor-function status", error)

@@ -24,10 +24,10 @@ import tessera.timetables
 
 from .adapters import OK, declared_schedule_check
 from .models import Contradiction
-from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX, read_latest
+from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
+from .stored import latest_stored
 
 if TYPE_CHECKING:
-    from airflow.models.dagbag import DBDagBag
     from sqlalchemy.orm import Session
 
 # A traceback frame in tessera's own code: the installed package path contains "tessera",
@@ -66,14 +66,17 @@ def import_error_contradictions(session: Session, user: Any, readable: Collectio
         )
         .order_by(ParseImportError.filename)
     )
-    for error in errors:
-        file_dags = set(
-            session.scalars(
-                select(DagModel.dag_id).where(
-                    DagModel.relative_fileloc == error.filename, DagModel.bundle_name == error.bundle_name
-                )
-            )
+    errors = errors.all()
+    # The DAGs of every file in error, in one query (not one per error).
+    in_files: dict[tuple[str, str], set[str]] = {}
+    for dag_id, filename, bundle in session.execute(
+        select(DagModel.dag_id, DagModel.relative_fileloc, DagModel.bundle_name).where(
+            DagModel.relative_fileloc.in_({error.filename for error in errors})
         )
+    ):
+        in_files.setdefault((filename, bundle), set()).add(dag_id)
+    for error in errors:
+        file_dags = in_files.get((error.filename, error.bundle_name), set())
         if not file_dags.issubset(readable):
             continue
         found.append(
@@ -88,9 +91,7 @@ def import_error_contradictions(session: Session, user: Any, readable: Collectio
     return found
 
 
-def declared_schedule_contradictions(
-    session: Session, dag_bag: DBDagBag, readable: Collection[str]
-) -> tuple[list[Contradiction], str]:
+def declared_schedule_contradictions(session: Session, readable: Collection[str]) -> tuple[list[Contradiction], str]:
     """The plan check over every pipeline DAG; contradictions shown when the caller reads one of its DAGs.
 
     The check needs the whole graph (a parent may be a DAG the caller cannot read), so it
@@ -103,21 +104,15 @@ def declared_schedule_contradictions(
         .where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX), ~DagModel.is_stale)
         .distinct()
     )
-    dags, unreadable = [], []
-    for dag_id in dag_ids:
-        dag, error = read_latest(dag_bag, dag_id, session)
-        if error is not None:
-            unreadable.append(dag_id)  # its own row says why; the check runs on the rest
-        elif dag is not None:
-            dags.append(dag)
-    found, availability = declared_schedule_check(dags)
+    stored = latest_stored(session, list(dag_ids))
+    # A pipeline whose stored DAG cannot be read: its own row says why; the check runs on the rest.
+    unreadable = sorted(dag_id for dag_id, dag in stored.items() if dag.error is not None)
+    found, availability = declared_schedule_check(dag for dag in stored.values() if dag.error is None)
     if unreadable and availability == OK:
         availability = f"incomplete: could not read {', '.join(unreadable)}"
     return [c for c in found if not c.dag_ids or set(c.dag_ids) & set(readable)], availability
 
 
-def all_contradictions(
-    session: Session, dag_bag: DBDagBag, user: Any, readable: Collection[str]
-) -> tuple[list[Contradiction], str]:
-    declared, availability = declared_schedule_contradictions(session, dag_bag, readable)
+def all_contradictions(session: Session, user: Any, readable: Collection[str]) -> tuple[list[Contradiction], str]:
+    declared, availability = declared_schedule_contradictions(session, readable)
     return import_error_contradictions(session, user, readable) + declared, availability

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.exc import SQLAlchemyError
 
 from .models import ConditionModel, Contradiction, DagPlan, DagStatus, Lateness
+from .runs import RunHistory
 from .schedules import ScheduledDag, dag_plan, failure
 from .status import dag_status
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 def _bare(item: ScheduledDag) -> ScheduledDag:
-    return dataclasses.replace(item, dag=None, timetable=None)
+    return dataclasses.replace(item, stored=None, timetable=None)
 
 
 def plan_row(
@@ -50,17 +51,19 @@ def plan_row(
     return row.model_copy(update={"error": error})
 
 
-def status_row(item: ScheduledDag, contradictions: list[Contradiction], session: Session) -> DagStatus:
+def status_row(
+    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, session: Session
+) -> DagStatus:
     """:func:`~tessera.plugin.api.status.dag_status`, or its runs without a plan, and the error."""
     error = item.error
     if error is None:
         try:
-            return dag_status(item, contradictions, session)
+            return dag_status(item, contradictions, history, session)
         except SQLAlchemyError:
             raise
         except Exception as raised:
             error = failure("computing the status", item.dag_id, raised)
-    row = dag_status(_bare(item), contradictions, session)
+    row = dag_status(_bare(item), contradictions, history, session)
     unknown = Lateness(
         state="unknown",
         late=False,

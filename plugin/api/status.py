@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from airflow._shared.timezones.timezone import utcnow
 from airflow.models.dagrun import DagRun
 from airflow.utils.types import DagRunType
-from sqlalchemy import select
 
 from tessera.operators.fan_in.freshness import stale_parent_ages
 from tessera.operators.fan_in.release import last_completed
@@ -38,6 +37,7 @@ from tessera.timetables.run_info import RunSchedule
 
 from .adapters import NOT_A_CURSOR_FUNCTION, cursor_function_status
 from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel
+from .runs import RunHistory
 from .schedules import ScheduledDag, stored_next_run
 
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ RULES = {
     "wall_clock": "late when not started 20 min after the nominal time (or 5 min after its phase, if later)",
     "interval": "late when not started one interval (1 to 5 min) after its phase-shifted start",
 }
-_FAILURE_HISTORY = 100
 
 
 def late_after(run: RunSchedule, *, wall_clock: bool) -> datetime.datetime:
@@ -145,24 +144,15 @@ def missed_ticks(timetable: TesseraTimetable | None, fires: list[DagRun]) -> str
     return "MissedTicks" if before_newest > previous.occurrence else None
 
 
-def runs_outcome(
-    item: ScheduledDag, contradictions: list[Contradiction], fires: list[DagRun], session: Session
-) -> Outcome:
+def runs_outcome(item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory) -> Outcome:
     """The outcome of a DAG that is not a cursor function: its newest finished runs and its ticks."""
-    finished = session.scalars(
-        select(DagRun)
-        .where(DagRun.dag_id == item.dag_id, DagRun.end_date.is_not(None))
-        .order_by(DagRun.end_date.desc())
-        .limit(_FAILURE_HISTORY)
-    ).all()
-    failures = 0
-    for run in finished:
-        if run.state != "failed":
-            break
-        failures += 1
-    last_outcome = str(finished[0].state) if finished else None
-    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item.timetable, fires)
-    return Outcome(last_outcome, skip_reason, failures, _conditions(item, contradictions, last_outcome))
+    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item.timetable, history.fires)
+    return Outcome(
+        history.last_outcome,
+        skip_reason,
+        history.consecutive_failures,
+        _conditions(item, contradictions, history.last_outcome),
+    )
 
 
 def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSummary | None:
@@ -185,7 +175,7 @@ def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSumma
 
 def stale_parents_of(item: ScheduledDag, session: Session, now: datetime.datetime) -> list[StaleParentModel]:
     """The AFTER parents of the DAG's declared schedule that are outside its freshness window now."""
-    record = record_of(getattr(item.dag, "default_args", None))
+    record = record_of(item.stored.default_args if item.stored is not None else None)
     hours = float((record or {}).get("parent_freshness_hours") or 0)
     if not record or not record.get("after") or not hours:
         return []
@@ -194,17 +184,19 @@ def stale_parents_of(item: ScheduledDag, session: Session, now: datetime.datetim
     return [StaleParentModel.model_validate(parent) for parent in stale]
 
 
-def dag_status(item: ScheduledDag, contradictions: list[Contradiction], session: Session) -> DagStatus:
+def dag_status(
+    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, session: Session
+) -> DagStatus:
+    """One DAG's status from its row, its runs (``history``, read for many DAGs at once) and its plan.
+
+    ``session`` is read only for a cursor function's own status and for stale AFTER parents.
+    """
     timetable, model = item.timetable, item.model
-    runs = select(DagRun).where(DagRun.dag_id == item.dag_id)
-    fires = list(
-        session.scalars(runs.where(DagRun.run_type == DagRunType.SCHEDULED).order_by(DagRun.run_after.desc()).limit(2))
-    )
-    last_run = session.scalar(runs.order_by(DagRun.run_after.desc(), DagRun.id.desc()).limit(1))
+    fires, last_run = history.fires, history.last_run
     cursors, cursor_status = [], NOT_A_CURSOR_FUNCTION
-    if item.dag is not None:
-        cursors, cursor_status = cursor_function_status(item.dag, session)
-    outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, fires, session)
+    if item.stored is not None:
+        cursors, cursor_status = cursor_function_status(item.dag_id, item.stored.cursor_task_ids, session)
+    outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, history)
     pending = queued = None
     if timetable is not None:
         if model.next_dagrun_data_interval_end is not None:

@@ -12,7 +12,7 @@ from ..inputs import After, Count, Until
 from ..models import DagPlan, PlanResponse
 from ..row_errors import plan_row
 from ..schedules import scheduled_dag, scheduled_dags
-from .access import DagBagDep, authenticated, read_dag, readable
+from .access import authenticated, read_dag, readable
 
 router = APIRouter(tags=["plan"])
 
@@ -21,18 +21,17 @@ router = APIRouter(tags=["plan"])
 def get_plans(
     session: SessionDep,
     user: GetUserDep,
-    dag_bag: DagBagDep,
     count: Count = 10,
     after: After = None,
     until: Until = None,
 ) -> PlanResponse:
     """The next runs of every tessera DAG the caller may read, and every contradiction."""
     mine = readable(user)
-    contradictions, check = all_contradictions(session, dag_bag, user, mine)
+    contradictions, check = all_contradictions(session, user, mine)
     start = after or utcnow()
     plans = [
         plan_row(item, after=start, count=count, until=until, contradictions=contradictions)
-        for item in scheduled_dags(session, dag_bag, readable=mine)
+        for item in scheduled_dags(session, readable=mine)
     ]
     return PlanResponse(dags=plans, contradictions=contradictions, plan_check=check)
 
@@ -42,12 +41,11 @@ def get_plan(
     dag_id: str,
     session: SessionDep,
     user: GetUserDep,
-    dag_bag: DagBagDep,
     count: Count = 10,
     after: After = None,
     until: Until = None,
 ) -> DagPlan:
     """The next runs of one DAG: run-after, window, phase, timezone, summary, contradictions."""
-    item = scheduled_dag(session, dag_bag, dag_id)
-    contradictions, _ = all_contradictions(session, dag_bag, user, {dag_id})
+    item = scheduled_dag(session, dag_id)
+    contradictions, _ = all_contradictions(session, user, {dag_id})
     return plan_row(item, after=after or utcnow(), count=count, until=until, contradictions=contradictions)

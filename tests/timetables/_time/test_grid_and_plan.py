@@ -192,3 +192,50 @@ def test_latest_bound_ends_enumeration():
         backlog=None,
     )
     assert got is None
+
+
+class CountingCadence:
+    """A cadence that counts every step asked of it (``following``, ``preceding``), delegating to ``inner``."""
+
+    def __init__(self, inner):
+        self.inner, self.steps = inner, 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def following(self, t):
+        self.steps += 1
+        return self.inner.following(t)
+
+    def preceding(self, occurrence):
+        self.steps += 1
+        return self.inner.preceding(occurrence)
+
+
+def _monthly_on_the_31st() -> object:
+    from zoneinfo import ZoneInfo
+
+    from tessera.timetables._time.calendar import monthly
+    from tessera.timetables._time.wallclock import WallClock
+
+    return monthly(WallClock(ZoneInfo("Europe/Amsterdam")), 6 * 3600 * US_PER_SECOND, 1, 31)
+
+
+@pytest.mark.parametrize(
+    ("cadence", "runs"),
+    [
+        pytest.param(lambda: EpochGrid(5 * US_PER_MINUTE), 288, id="every-5m-288-runs-in-a-day"),
+        pytest.param(lambda: EpochGrid(US_PER_DAY), 1, id="daily-one-run"),
+        pytest.param(_monthly_on_the_31st, 0, id="monthly-none-in-the-day"),
+    ],
+)
+def test_upcoming_stops_at_until_instead_of_stepping_count_runs(cadence, runs):
+    """400 runs asked for, a day allowed: the steps follow the runs inside the day, never the 400."""
+    counting = CountingCadence(cadence())
+    plan = Plan(counting, delay=30 * US_PER_SECOND, phase=90 * US_PER_SECOND)
+    after = us("2026-03-02T00:00:00")
+    listed = plan.upcoming(after, 400, until=after + US_PER_DAY)
+    assert len(listed) == runs
+    # One step to the first occurrence, then per listed run its window (preceding) and the next
+    # occurrence (following), and the window of the one run past `until` that ends the walk.
+    assert counting.steps <= 2 * runs + 3, counting.steps
