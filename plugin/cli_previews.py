@@ -73,7 +73,8 @@ def render_load(load: dict[str, Any], out: TextIO) -> None:
         f"Run starts over the next 24 h (from {load['start'][:16].replace('T', ' ')} UTC): "
         f"{load['total_runs']} runs of {len(counted)} DAGs; mean {load['mean_per_minute']:.2f} a minute, "
         f"peak {load['peak']}" + (f" at {_hm(load['peak_at'])}" if load["peak_at"] else "") + "; "
-        f"peak-to-mean {'-' if ratio is None else ratio}\n"
+        f"peak-to-mean {'-' if ratio is None else ratio} "
+        f"(as if no DAG had a phase: {load['peak_to_mean_without_phases'] or '-'})\n"
     )
     if load["spikes"]:
         out.write("Spikes (minutes with at least 3x the mean):\n")

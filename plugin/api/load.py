@@ -51,6 +51,8 @@ class DagStarts:
     source: str
     """``tessera`` (its public plan) or ``timetable`` (the timetable's own ``next_dagrun_info_v2``)."""
     error: str | None = None
+    phase: datetime.timedelta = datetime.timedelta(0)
+    """How long after its occurrence each run starts (a tessera phase; Airflow's timetables have none)."""
 
 
 @dataclass
@@ -67,6 +69,8 @@ class FleetLoad:
     counts: list[int]
     dags: list[DagStarts]
     spikes: list[Spike] = field(default_factory=list)
+    counts_without_phases: list[int] = field(default_factory=list)
+    """The same runs, each counted at its occurrence: the fleet as it would start with every phase 0."""
 
     @property
     def total(self) -> int:
@@ -90,6 +94,12 @@ class FleetLoad:
     def peak_to_mean(self) -> float | None:
         """How many times the mean the busiest minute is (1.0 is perfectly flat); None without runs."""
         return round(self.peak / self.mean, 2) if self.total else None
+
+    @property
+    def peak_to_mean_without_phases(self) -> float | None:
+        """The same ratio with every run counted at its occurrence: what the phases flatten."""
+        total = sum(self.counts_without_phases)
+        return round(max(self.counts_without_phases) * len(self.counts) / total, 2) if total else None
 
 
 def _tessera_starts(
@@ -145,7 +155,8 @@ def dag_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime.datet
             starts, capped = _timetable_starts(timetable, dag, start=start, until=until, cap=cap)
     except Exception as error:  # one DAG's timetable must not hide the fleet's load
         return DagStarts(dag.dag_id, [], False, source, f"{type(error).__name__}: {error}")
-    return DagStarts(dag.dag_id, starts, capped, source)
+    phase = timetable.phase if isinstance(timetable, TesseraTimetable) else datetime.timedelta(0)
+    return DagStarts(dag.dag_id, starts, capped, source, phase=phase)
 
 
 def fleet_load(
@@ -155,6 +166,7 @@ def fleet_load(
     start = now.replace(second=0, microsecond=0)
     until = start + minutes * MINUTE
     counts = [0] * minutes
+    unphased = [0] * minutes
     who: dict[int, list[str]] = {}
     found = []
     for dag in dags:
@@ -164,7 +176,10 @@ def fleet_load(
             index = int(at.timestamp() - start.timestamp()) // 60  # pendulum's // timedelta is broken
             counts[index] += 1
             who.setdefault(index, []).append(dag.dag_id)
-    load = FleetLoad(start=start, counts=counts, dags=found)
+            nominal = math.floor((at.timestamp() - answer.phase.total_seconds() - start.timestamp()) / 60)
+            if 0 <= nominal < minutes:
+                unphased[nominal] += 1
+    load = FleetLoad(start=start, counts=counts, dags=found, counts_without_phases=unphased)
     threshold = max(2, math.ceil(SPIKE_FACTOR * load.mean))
     busiest = sorted((i for i, n in enumerate(counts) if n >= threshold), key=lambda i: (-counts[i], i))
     load.spikes = [

@@ -35,6 +35,10 @@ class LoadResponse(BaseModel):
     peak: int
     peak_at: Instant | None
     peak_to_mean: float | None = Field(description="The busiest minute over the mean minute; 1.0 is flat.")
+    peak_to_mean_without_phases: float | None = Field(
+        description="The same ratio with every run counted at its occurrence, as if no DAG had a phase: "
+        "what the phases flatten."
+    )
     spikes: list[LoadSpike] = Field(
         description=f"Minutes with at least {SPIKE_FACTOR}x the mean run starts (and 2), busiest first."
     )
@@ -53,6 +57,7 @@ def load_response(load: FleetLoad, *, paused_left_out: int) -> LoadResponse:
         peak=load.peak,
         peak_at=load.peak_at,
         peak_to_mean=load.peak_to_mean,
+        peak_to_mean_without_phases=load.peak_to_mean_without_phases,
         spikes=[LoadSpike(minute=s.minute, runs=s.runs, dag_ids=s.dag_ids, dag_count=s.dag_count) for s in load.spikes],
         dags=[
             DagLoad(dag_id=d.dag_id, runs=len(d.starts), capped=d.capped, source=d.source, error=d.error)

@@ -27,14 +27,18 @@ function loadAxis(start) {
   return el("div", { class: "axis load-axis" }, labels);
 }
 
-function describeLoad(load) {
+function describeLoad(load, withPaused) {
   const counted = load.dags.filter((d) => d.runs).length;
   const ratio = load.peak_to_mean === null ? "—" : load.peak_to_mean.toLocaleString("en");
   return [
     el("span", { class: "metric" }, el("b", {}, ratio), " peak-to-mean"),
+    el("span", { class: "metric without-phases", title: "every run counted at its occurrence, as if no DAG had a phase" },
+      el("b", {}, load.peak_to_mean_without_phases === null ? "—" : load.peak_to_mean_without_phases.toLocaleString("en")),
+      " without phases"),
     el("span", {}, `${load.total_runs.toLocaleString("en")} run starts of ${counted} DAGs`),
     el("span", {}, `mean ${load.mean_per_minute.toFixed(2)} a minute`),
-    el("span", {}, `peak ${load.peak}${load.peak_at ? ` at ${when(load.peak_at, false).slice(0, 5)}` : ""}`)];
+    el("span", {}, `peak ${load.peak}${load.peak_at ? ` at ${when(load.peak_at, false).slice(0, 5)}` : ""}`),
+    withPaused ? el("span", { class: "sub" }, "paused DAGs counted") : null];
 }
 
 function spikeList(load) {
@@ -61,9 +65,10 @@ async function showLoad() {
   button.disabled = true;
   box.setAttribute("aria-busy", "true");
   try {
-    const load = await api("/load");
+    const withPaused = document.getElementById("load-paused").checked;
+    const load = await api(`/load${withPaused ? "?include_paused=true" : ""}`);
     box.replaceChildren(
-      el("div", { class: "summary load-summary" }, describeLoad(load)),
+      el("div", { class: "summary load-summary" }, describeLoad(load, withPaused)),
       el("div", { class: "load-plot" }, loadChart(load.counts), loadAxis(load.start)),
       el("h3", {}, "Spikes, busiest first"), spikeList(load), ...loadNotes(load));
     box.dataset.peakToMean = load.peak_to_mean === null ? "" : String(load.peak_to_mean);
@@ -78,3 +83,4 @@ async function showLoad() {
 // Computed when the section is opened (it reads every DAG), and again on demand.
 document.getElementById("load").addEventListener("toggle", (event) => { if (event.target.open) showLoad(); });
 document.getElementById("load-again").addEventListener("click", showLoad);
+document.getElementById("load-paused").addEventListener("change", showLoad);

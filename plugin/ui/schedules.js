@@ -125,7 +125,7 @@ function newRow(dagId) {
 function setCell(row, name, key, build) {
   if (row.keys[name] === key) return;
   row.keys[name] = key;
-  row.cells[name].replaceChildren(...[build()].flat());
+  row.cells[name].replaceChildren(...[build()].flat().filter((child) => child !== null && child !== undefined));
 }
 
 function updateRow(row, dag, next, status, trigger) {
@@ -161,6 +161,7 @@ function updateLane(row, dag, runs, next, trigger, view) {
   drawLane(row.lane, shapes, view, `${RANGE_NAMES[view.range]} of ${dag.dag_id}${note ? ": " + note : ""}`);
   if (row.note.textContent !== note) row.note.textContent = note;
   row.note.classList.toggle("error", Boolean(error));
+  row.note.classList.toggle("row-error", Boolean(error));
   row.note.classList.toggle("over", Boolean(shapes.band));
 }
 

@@ -108,14 +108,27 @@ def test_a_broken_timetable_is_listed_with_its_error_and_the_rest_still_counts()
     assert load.total == 1
 
 
-def _one_cadence(make) -> float:  # noqa: ANN001
-    return fleet_load([FleetDag(f"dag_{i:04}", make(f"dag_{i:04}")) for i in range(FLEET)], now=NOW).peak_to_mean
+def _one_cadence(make):  # noqa: ANN001, ANN202
+    return fleet_load([FleetDag(f"dag_{i:04}", make(f"dag_{i:04}")) for i in range(FLEET)], now=NOW)
 
 
 def test_default_phases_flatten_a_herd_of_1000_dags_on_one_cadence():
     """1,000 DAGs every 15 minutes: all at the quarter hour without phases; spread by their default phases."""
     herd = _one_cadence(lambda key: Every("15m", phase=Fixed("0s"), key=key))
     phased = _one_cadence(lambda key: Every("15m", key=key))
-    print(f"1,000 DAGs every 15 minutes: peak-to-mean {herd} without phases, {phased} with default phases")
-    assert herd == 15.0  # every run of the fleet in one minute of each fifteen
-    assert phased < 2.0
+    print(
+        f"1,000 DAGs every 15 minutes: peak-to-mean {herd.peak_to_mean} without phases, "
+        f"{phased.peak_to_mean} with default phases"
+    )
+    assert herd.peak_to_mean == 15.0  # every run of the fleet in one minute of each fifteen
+    assert phased.peak_to_mean < 2.0
+    # The load view's "without phases" figure of the phased fleet is the herd's, but for the edges of the
+    # 24 hours (a run that starts just after the first minute has its occurrence just before it).
+    assert herd.peak_to_mean_without_phases == 15.0
+    assert abs(phased.peak_to_mean_without_phases - 15.0) < 0.5
+
+
+def test_without_phases_counts_each_run_at_its_occurrence():
+    load = fleet_load([FleetDag("phased", Every("1h", phase=Fixed("7m30s"), key="phased"))], now=NOW)
+    assert load.counts.index(1) == 4  # 12:07:30, in the minute starting 12:07 (4 after 12:03)
+    assert load.counts_without_phases.index(1) == 57  # its occurrence 13:00 (12:00's is before the start)

@@ -105,3 +105,20 @@ def test_the_preview_of_an_unknown_dag_is_404(api):
     query = {"from_date": "2026-01-01T00:00:00Z", "to_date": "2026-01-01T01:00:00Z"}
     answer = api.call("GET", "/tessera/api/v1/dags/no_such_dag/backfill-preview", user="admin", params=query)
     assert answer.status_code == 404, answer.text
+
+
+def test_a_paused_dag_is_left_out_unless_asked_for(api):
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        session.get(DagModel, "load_cron_b").is_paused = True
+    try:
+        active = api.call("GET", "/tessera/api/v1/load", user="viewer").json()
+        every = api.call("GET", "/tessera/api/v1/load", user="viewer", params={"include_paused": "true"}).json()
+    finally:
+        with create_session() as session:
+            session.get(DagModel, "load_cron_b").is_paused = False
+    assert "load_cron_b" not in {d["dag_id"] for d in active["dags"]} and active["paused_left_out"] >= 1
+    assert "load_cron_b" in {d["dag_id"] for d in every["dags"]} and every["paused_left_out"] == 0
+    assert every["total_runs"] == active["total_runs"] + 24
