@@ -5,7 +5,9 @@
 
 const API = new URL("../api/v1", window.location.href).pathname;
 const RELOAD_MS = 30 * 1000;
-const PLAN_COUNT = 400;
+// Runs asked per DAG for its lane: one more than a lane draws one by one. A denser DAG is drawn as a
+// band whose count is estimated from its cadence, so 1,000 five-minute DAGs do not cost 400 runs each.
+const PLAN_COUNT = DENSE_RUNS + 1;
 const BATCH = 100; // rows built or updated between two yields to the browser: no long freeze at 1,000 DAGs
 const OUTCOME_KIND = { success: "ok", failed: "bad", upstream_failed: "bad", running: "info", queued: "info" };
 const rows = new Map(); // dag_id -> { main, lane, cells, keys }
@@ -151,6 +153,12 @@ function updateRow(row, dag, next, status, trigger) {
 
 function updateLane(row, dag, runs, next, trigger, view) {
   const error = rowError(dag, null);
+  // Unchanged plan, same span: only "now" moved (the span's start moves on the hour).
+  const last = runs[runs.length - 1];
+  const key = [view.range, view.start, runs.length, runs.length && runs[0].window_start, last && last.run_after,
+    last && last.window_end, error, trigger && trigger.text, next && next.occurrence].join("|");
+  if (row.laneKey === key) { moveNow(row.lane, view); return; }
+  row.laneKey = key;
   const capped = runs.length >= PLAN_COUNT && Date.parse(runs[runs.length - 1].run_after) < view.end;
   const shapes = error ? laneShapes([], view, false) : laneShapes(runs, view, capped);
   let note = shapes.note;

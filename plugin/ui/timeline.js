@@ -122,7 +122,11 @@ function drawLane(lane, shapes, view, label) {
   setIf(p.odd, "d", shapes.odd);
   setIf(p.band, "d", shapes.band);
   setIf(p.starts, "d", shapes.starts);
+  moveNow(lane, view);
+}
+
+function moveNow(lane, view) {
   const x = xOf(view, view.now).toFixed(1);
-  setIf(p.now, "x1", x);
-  setIf(p.now, "x2", x);
+  setIf(lane.parts.now, "x1", x);
+  setIf(lane.parts.now, "x2", x);
 }
