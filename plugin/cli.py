@@ -5,6 +5,9 @@
     $ tessera plan dags/                      # load the files with DagBag (the dag policy runs)
     $ tessera plan dags/etl.py --dag-id etl --count 5 --after 2026-03-02T12:00:00Z
     $ tessera plan --api http://localhost:8080 --token "$TOKEN"
+    $ tessera plan dags/ --load               # run starts per minute over the next 24 h, spikes
+    $ tessera plan dags/etl.py --from 2026-01-01T00:00 --to 2026-01-01T23:59:59   # backfill preview
+    $ tessera plan etl --from 2026-01-01T00:00 --to 2026-01-02T00:00  # a DAG id in the metadata DB
 
 The local form needs no running Airflow and no metadata database, so a schedule can
 be checked before it is deployed. Both forms list the runs the scheduler creates: each
@@ -26,6 +29,8 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from .api.errors import ApiError
+
 EXIT_OK, EXIT_CONTRADICTION, EXIT_USAGE = 0, 1, 2
 
 
@@ -36,17 +41,30 @@ def _instant(text: str) -> datetime.datetime:
     return moment
 
 
+def _backfill_instant(text: str) -> datetime.datetime:
+    """As ``airflow backfill create`` reads ``--from-date``: no timezone means Airflow's default timezone."""
+    from airflow._shared.timezones.timezone import parse
+
+    try:
+        return parse(text)
+    except Exception as error:
+        raise ValueError(f"{text!r} is not an instant; give one such as 2026-01-01T00:00:00Z ({error})") from error
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tessera", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     plan = commands.add_parser("plan", help="print the next runs, their run-after, windows and phase")
-    plan.add_argument("path", nargs="?", help="a DAG file or a folder of them")
+    plan.add_argument("path", nargs="?", help="a DAG file or a folder of them (or, with --from/--to, a DAG id)")
     plan.add_argument("--dag-id", help="only this DAG")
     plan.add_argument("--count", type=int, default=5, help="runs per DAG (default 5)")
     plan.add_argument("--after", type=_instant, help="list runs starting after this instant (default now)")
     plan.add_argument("--api", help="read a running deployment instead, e.g. http://localhost:8080")
     plan.add_argument("--token", default=os.environ.get("TESSERA_API_TOKEN"), help="JWT for --api")
     plan.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    plan.add_argument("--load", action="store_true", help="run starts per minute over the next 24 h, every DAG")
+    plan.add_argument("--from", dest="from_date", help="backfill preview: as backfill create's --from-date")
+    plan.add_argument("--to", dest="to_date", help="backfill preview: as backfill create's --to-date")
     return parser
 
 
@@ -133,9 +151,56 @@ def render(plan: dict[str, Any], out: TextIO) -> None:
         out.write(f"declared-schedule check {plan['plan_check']}\n")
 
 
+def _previews(args: argparse.Namespace) -> int:
+    """``--load`` and ``--from``/``--to``: the fleet's load, or the runs a backfill creates."""
+    from . import cli_previews
+
+    if args.load:
+        if (args.path is None) == (args.api is None):
+            print("tessera plan --load: give a DAG file or folder, or --api URL (one of them)", file=sys.stderr)
+            return EXIT_USAGE
+        # Airflow logs to stdout while it loads; keep stdout for the answer itself.
+        with contextlib.redirect_stdout(sys.stderr):
+            answer: Any = (
+                cli_previews.remote_load(args.api, args.token) if args.api else cli_previews.local_load(args.path)
+            )
+        render = cli_previews.render_load
+    else:
+        if None in (args.from_date, args.to_date) or args.path is None:
+            print("tessera plan: a backfill preview needs a DAG file or id, --from and --to", file=sys.stderr)
+            return EXIT_USAGE
+        with contextlib.redirect_stdout(sys.stderr):
+            dates = {"from_date": _backfill_instant(args.from_date), "to_date": _backfill_instant(args.to_date)}
+            if cli_previews.is_path(args.path):
+                answer = cli_previews.local_backfill(args.path, dag_id=args.dag_id, **dates)
+            elif args.api:
+                answer = cli_previews.remote_backfill(args.api, args.token, args.path, **dates)
+            else:
+                answer = cli_previews.stored_backfill(args.path, **dates)
+        render = cli_previews.render_backfill
+    if args.json:
+        json.dump(answer, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        render(answer, sys.stdout)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tessera`` console script."""
     args = _parser().parse_args(argv)
+    if args.load or args.from_date is not None or args.to_date is not None:
+        try:
+            return _previews(args)
+        except urllib.error.HTTPError as error:
+            print(f"tessera plan: {args.api} answered {error.code}: {error.read().decode()[:500]}", file=sys.stderr)
+        except urllib.error.URLError as error:
+            print(f"tessera plan: cannot reach {args.api}: {error.reason}", file=sys.stderr)
+        except ApiError as error:  # the preview's refusals: a range backwards or in the future, an unknown DAG
+            print(f"tessera plan: {error.detail}", file=sys.stderr)
+        except ValueError as error:  # an instant that does not parse
+            print(f"tessera plan: {error}", file=sys.stderr)
+        return EXIT_USAGE
     if (args.path is None) == (args.api is None):
         print("tessera plan: give a DAG file or folder, or --api URL (one of them)", file=sys.stderr)
         return EXIT_USAGE

@@ -16,7 +16,7 @@ from fastapi import status as http
 from fastapi.responses import JSONResponse
 
 from . import errors
-from .routes import page, plan, refresh, status
+from .routes import backfill, load, page, plan, refresh, status, triggers
 
 STATUS_CODES: dict[type[errors.ApiError], int] = {
     errors.NotFound: http.HTTP_404_NOT_FOUND,
@@ -48,6 +48,9 @@ def create_app() -> FastAPI:
     )
     app.state.dag_bag = create_dag_bag()
     for router in (page.router, plan.router, status.router, refresh.router):
+        app.include_router(router)
+    # The fleet's load, backfill previews and asset-driven DAGs in words (the Schedules page's other reads).
+    for router in (load.router, backfill.router, triggers.router):
         app.include_router(router)
     app.add_exception_handler(errors.ApiError, refused)
     return app

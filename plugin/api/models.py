@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .outcomes import RunOutcome
+
 Instant = datetime.datetime
 
 
@@ -124,7 +126,7 @@ class CursorStatus(_Model):
     last_fire_time: Instant | None = Field(description="The last tick that actually fired.")
     last_skip_time: Instant | None = Field(description="The last tick declined.")
     last_skip_reason: str | None
-    last_outcome: str | None
+    last_outcome: RunOutcome = Field(description="Airflow's word for the last fire: success, failed or unknown.")
     last_success_time: Instant | None = None
     consecutive_failures: int
     in_flight: list[str] = Field(default_factory=list)
@@ -146,7 +148,10 @@ class DagStatus(_Model):
     last_run: RunSummary | None = Field(description="The newest run of any kind.")
     next_fire: StoredNextRun
     lateness: Lateness
-    last_outcome: str | None = Field(description="State of the newest finished run (or the cursor's outcome).")
+    last_outcome: RunOutcome = Field(
+        description="Airflow's word for how the newest finished run ended (success, failed), "
+        "or for a cursor function its last fire (success, failed, unknown: never observed)."
+    )
     skip_reason: str | None
     consecutive_failures: int
     conditions: list[ConditionModel] = Field(description="SpecValid (can it fire at all) and Ready (did it work).")

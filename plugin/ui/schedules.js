@@ -1,36 +1,18 @@
 // The Schedules page: reads the tessera API with the Airflow UI's own session cookie (same origin).
+// Rows are built once per DAG and updated in place on every reload: a cell is rebuilt only when
+// what it shows changed, a lane only has its attributes set.
 "use strict";
 
-const API = "../api/v1";
-const HOUR = 3600 * 1000;
-const BEFORE = 3 * HOUR; // the timeline starts a little before now, so current windows show
-const AHEAD = 24 * HOUR;
+const API = new URL("../api/v1", window.location.href).pathname;
 const RELOAD_MS = 30 * 1000;
-// The Airflow UI's own address: this page is served at <base>/tessera/ui/.
-const AIRFLOW_BASE = window.location.pathname.replace(/\/tessera\/ui\/.*$/, "");
+// Runs asked per DAG for its lane: one more than a lane draws one by one. A denser DAG is drawn as a
+// band whose count is estimated from its cadence, so 1,000 five-minute DAGs do not cost 400 runs each.
+const PLAN_COUNT = DENSE_RUNS + 1;
+const BATCH = 100; // rows built or updated between two yields to the browser: no long freeze at 1,000 DAGs
+const OUTCOME_KIND = { success: "ok", failed: "bad", upstream_failed: "bad", running: "info", queued: "info" };
+const rows = new Map(); // dag_id -> { main, lane, cells, keys }
+let loading = 0;
 
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (key === "class") node.className = value;
-    else if (key === "title") node.title = value;
-    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-    else node.setAttribute(key, value);
-  }
-  for (const child of children.flat()) {
-    if (child !== null && child !== undefined) node.append(child);
-  }
-  return node;
-}
-
-function svg(tag, attrs, ...children) {
-  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
-  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, value);
-  for (const child of children) node.append(child);
-  return node;
-}
-
-// UTC, to the second; the year only when it is not this year's.
 function when(iso, withDate = true) {
   if (!iso) return "—";
   const text = new Date(iso).toISOString().replace("T", " ").replace(/\.\d+Z$/, "").replace(/Z$/, "");
@@ -38,13 +20,9 @@ function when(iso, withDate = true) {
   return text.slice(0, 4) === String(new Date().getUTCFullYear()) ? text.slice(5) : text;
 }
 
-function sameDay(a, b) {
-  return a && b && a.slice(0, 10) === b.slice(0, 10);
-}
-
 function windowText(run) {
-  if (!run) return "—";
-  return `${when(run.window_start)} → ${when(run.window_end, !sameDay(run.window_start, run.window_end))}`;
+  const sameDay = run.window_start.slice(0, 10) === run.window_end.slice(0, 10);
+  return `${when(run.window_start)} → ${when(run.window_end, !sameDay)}`;
 }
 
 async function api(path, options = {}) {
@@ -60,38 +38,25 @@ async function api(path, options = {}) {
   return body;
 }
 
-// Open an Airflow page in the surrounding UI: this page runs in a same-origin iframe whose
-// sandbox forbids top navigation, so drive the UI's router through its history instead.
-function openInAirflow(path) {
-  const target = `${AIRFLOW_BASE}${path}`;
-  try {
-    window.parent.history.pushState({}, "", target);
-    window.parent.dispatchEvent(new PopStateEvent("popstate"));
-  } catch (_) {
-    window.location.href = target;
-  }
+function chip(kind, text, title) {
+  return el("span", { class: `chip ${kind}`, title: title || undefined }, text);
 }
 
-function chip(kind, text, title) {
-  return el("span", { class: `chip ${kind}`, title: title || "" }, text);
-}
+const CONDITION_WORDS = { SpecValid: ["spec valid", "spec invalid"], Ready: ["ready", "not ready"] };
 
 function health(status) {
   if (!status) return [chip("idle", "unknown")];
   const chips = status.conditions.map((c) => {
+    const [yes, no] = CONDITION_WORDS[c.type] || [c.type, `not ${c.type}`];
     const kind = c.status === "True" ? "ok" : c.status === "False" ? "bad" : "idle";
-    return chip(kind, `${c.type}: ${c.status}`, [c.reason, c.message].filter(Boolean).join(" — "));
+    const text = c.status === "True" ? yes : c.status === "False" ? no : `${yes}?`;
+    return chip(kind, text, [`${c.type}: ${c.status}`, c.reason, c.message].filter(Boolean).join(" — "));
   });
   const late = status.lateness;
-  if (late.state === "late") {
-    const minutes = Math.round(late.late_by_seconds / 60);
-    chips.push(chip("bad", `late ${minutes} min`, `${late.reason}. Rule: ${late.rule}`));
-  } else if (late.state === "on_time") {
-    chips.push(chip("ok", "on time", `Rule: ${late.rule}`));
-  } else {
-    chips.push(chip("idle", late.state.replace("_", " "), late.reason));
-  }
-  if (status.consecutive_failures > 1) chips.push(chip("bad", `${status.consecutive_failures} failures in a row`));
+  if (late.state === "late") chips.push(chip("bad", `late ${Math.round(late.late_by_seconds / 60)} min`, `${late.reason}. Rule: ${late.rule}`));
+  else if (late.state === "on_time") chips.push(chip("ok", "on time", `Rule: ${late.rule}`));
+  else chips.push(chip("idle", late.state.replace("_", " "), late.reason));
+  if (status.consecutive_failures > 1) chips.push(chip("bad", `${status.consecutive_failures} failed in a row`));
   return chips;
 }
 
@@ -113,46 +78,44 @@ function staleParents(status) {
 
 function outcome(status) {
   if (!status) return "—";
-  const parts = [];
-  const kind = status.last_outcome === "success" || status.last_outcome === "Succeeded" ? "ok"
-    : status.last_outcome === "failed" || status.last_outcome === "Failed" ? "bad" : "idle";
-  parts.push(chip(kind, status.last_outcome || "no run yet"));
+  const word = status.last_outcome;
+  const parts = [chip(OUTCOME_KIND[word] || "idle", word || "no run yet")];
   if (status.skip_reason) parts.push(el("div", { class: "sub" }, `skipped: ${status.skip_reason}`));
   if (status.last_run) parts.push(el("div", { class: "sub" }, `${status.last_run.run_type} · ${when(status.last_run.run_after)}`));
   return parts;
 }
 
-function refreshMessage(answer) {
-  const run = answer.run;
-  if (answer.outcome === "started") return `Started ${run.run_id}`;
-  if (answer.outcome === "joined") return `Joined ${run.run_type} run ${run.run_id} (${run.state})`;
-  return `Returned ${run.run_id}: it succeeded at ${when(run.end_date, false)}, under a minute ago`;
+// A run as people say it: "refresh 14:03:12", "scheduled run 14:00:00"; the raw id stays in the tooltip.
+function runLabel(run) {
+  const at = run.queued_at || run.start_date;
+  const time = at ? when(at, false) : "";
+  const kind = run.run_id.startsWith("tessera_refresh") ? "refresh" : `${run.run_type} run`;
+  return `${kind} ${time}`.trim();
 }
 
-function refreshButton(dag, rendered) {
-  const button = el("button", { class: "refresh", type: "button", "data-dag-id": dag.dag_id }, "Refresh");
-  // The table re-renders every few seconds and keeps the last answer's element, so look the
-  // row's answer element up when writing to it rather than holding the one rendered with the button.
-  const target = () =>
-    document.querySelector(`#schedules tr.dag[data-dag-id="${CSS.escape(dag.dag_id)}"] .result`) || rendered;
+function refreshMessage(answer) {
+  const run = answer.run;
+  if (answer.outcome === "started") return `Started ${runLabel(run)}`;
+  if (answer.outcome === "joined") return `Joined ${runLabel(run)} (${run.state})`;
+  return `Returned ${runLabel(run)}: ${run.state} at ${when(run.end_date, false)}`;
+}
+
+function refreshButton(dagId, result) {
+  const button = el("button", { class: "refresh", type: "button", "data-dag-id": dagId, "aria-label": `Refresh ${dagId}` }, "Refresh");
   button.addEventListener("click", async () => {
     button.disabled = true;
-    target().textContent = "Refreshing…";
+    result.textContent = "Refreshing…";
     try {
       // A JSON body is required: it is what a form on another site cannot send (the API's CSRF guard).
-      const answer = await api(`/dags/${encodeURIComponent(dag.dag_id)}/refresh`,
+      const answer = await api(`/dags/${encodeURIComponent(dagId)}/refresh`,
         { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
-      const result = target();
-      result.replaceChildren(
-        el("a", { href: "#", class: "dag-link", onclick: (event) => { event.preventDefault();
-          openInAirflow(`/dags/${encodeURIComponent(dag.dag_id)}/runs/${encodeURIComponent(answer.run.run_id)}`); } },
-        refreshMessage(answer)),
-      );
+      const path = `/dags/${encodeURIComponent(dagId)}/runs/${encodeURIComponent(answer.run.run_id)}`;
+      result.replaceChildren(airflowLink(path, refreshMessage(answer), { title: `run id: ${answer.run.run_id}` }));
       result.dataset.outcome = answer.outcome;
       result.dataset.runId = answer.run.run_id;
       load();
     } catch (error) {
-      target().textContent = error.status === 403 ? "You may view this DAG but not start its runs." : `Refresh failed: ${error.message}`;
+      result.textContent = error.status === 403 ? "You may view this DAG but not start its runs." : `Refresh failed: ${error.message}`;
     } finally {
       button.disabled = false;
     }
@@ -160,95 +123,128 @@ function refreshButton(dag, rendered) {
   return button;
 }
 
-function timeline(dag, now) {
-  const width = 1000, top = 14, height = 18, start = now - BEFORE, end = now + AHEAD;
-  const x = (t) => ((t - start) / (end - start)) * width;
-  const lane = svg("svg", { class: "lane", viewBox: `0 0 ${width} 46`, preserveAspectRatio: "none",
-    role: "img", "aria-label": `next 24 hours of ${dag.dag_id}` });
-  for (let hour = Math.ceil(start / HOUR) * HOUR; hour <= end; hour += 3 * HOUR) {
-    lane.append(svg("g", { class: "tick" },
-      svg("line", { x1: x(hour), x2: x(hour), y1: 10, y2: 34 }),
-      svg("text", { x: x(hour) + 2, y: 44 }, document.createTextNode(new Date(hour).toISOString().slice(11, 16)))));
-  }
-  lane.append(svg("line", { class: "axis", x1: 0, x2: width, y1: top + height, y2: top + height }));
-  const marked = dag.occurrences.length <= 96; // denser start markers would merge into a solid line
-  dag.occurrences.forEach((run, index) => {
-    const from = Math.max(Date.parse(run.window_start), start), to = Math.min(Date.parse(run.window_end), end);
-    const title = `window ${when(run.window_start)} → ${when(run.window_end)}; occurrence ${when(run.occurrence)}; runs at ${when(run.run_after)}`;
-    if (to > from) {
-      lane.append(svg("rect", { class: `w${index % 2}`, x: x(from), y: top, height,
-        width: Math.max(x(to) - x(from) - 0.5, 0.5) }, svg("title", {}, document.createTextNode(title))));
-    }
-    const at = Date.parse(run.run_after);
-    if (marked && at <= end) {
-      lane.append(svg("path", { class: "run", d: `M${x(at)},${top - 1} l-4,-7 h8 z` },
-        svg("title", {}, document.createTextNode(`runs at ${when(run.run_after)}`))));
-    }
-  });
-  lane.append(svg("line", { class: "now", x1: x(now), x2: x(now), y1: 4, y2: top + height + 2 }));
-  return lane;
-}
-
-// Why this DAG's plan or status could not be computed (the API lists it with the error, not a 500).
 function rowError(dag, status) {
-  const errors = [dag.error, status && status.error].filter(Boolean);
-  return [...new Set(errors)].join(" · ");
+  return [...new Set([dag.error, status && status.error].filter(Boolean))].join(" · ");
 }
 
-function row(dag, next, status, now) {
+function newRow(dagId) {
+  const cells = { dag: el("td", { class: "dag" }), next: el("td", { class: "next" }), outcome: el("td", { class: "outcome" }),
+    health: el("td", { class: "health" }), action: el("td", { class: "action" }) };
   const result = el("div", { class: "result", "aria-live": "polite" });
+  cells.action.append(refreshButton(dagId, result), result);
+  const main = el("tr", { class: "dag", "data-dag-id": dagId }, Object.values(cells));
+  const lane = newLane();
+  const note = el("span", { class: "lane-note" });
+  const laneRow = el("tr", { class: "timeline", "data-dag-id": dagId }, el("td", { colspan: "5" }, el("div", { class: "lane-box" }, lane, note)));
+  return { main, laneRow, lane, note, cells, keys: {} };
+}
+
+// Rebuild one cell only when what it shows changed.
+function setCell(row, name, key, build) {
+  if (row.keys[name] === key) return;
+  row.keys[name] = key;
+  row.cells[name].replaceChildren(...[build()].flat().filter((child) => child !== null && child !== undefined));
+}
+
+function updateRow(row, dag, next, status, trigger) {
   const error = rowError(dag, status);
-  const link = el("a", { href: "#", class: "dag-link", onclick: (event) => { event.preventDefault();
-    openInAirflow(`/dags/${encodeURIComponent(dag.dag_id)}`); } }, dag.dag_id);
-  const schedule = [el("div", {}, dag.summary)];
-  if (dag.timezone !== "UTC") schedule.push(el("div", { class: "sub" }, dag.timezone));
-  if (dag.is_paused) schedule.push(chip("idle", "paused"));
-  if (error) schedule.push(chip("bad", "error", error));
-  schedule.push(...staleParents(status));
-  const main = el("tr", { class: error ? "dag broken" : "dag", "data-dag-id": dag.dag_id },
-    el("td", {}, link),
-    el("td", {}, schedule),
-    el("td", { class: "mono next", title: next ? `in ${dag.timezone}: ${next.occurrence_local}` : "" },
-      next ? [el("div", {}, when(next.occurrence)), el("div", { class: "at" }, `may start ${when(next.run_after)}`)] : "—"),
-    el("td", { class: "mono window" }, next ? windowText(next) : dag.cadence_kind === "after" ? "after its parents" : "—"),
-    el("td", { class: "mono" }, dag.phase || "—"),
-    el("td", {}, outcome(status)),
-    el("td", {}, health(status)),
-    el("td", {}, refreshButton(dag, result), result));
-  const lane = el("tr", { class: "timeline" }, el("td", {}), el("td", { colspan: "7" },
-    error ? el("div", { class: "row-error error" }, `Could not compute this DAG's schedule: ${error}`)
-      : dag.occurrences.length ? timeline(dag, now)
-        : el("span", { class: "sub" }, "No clock-driven runs in the next 24 hours.")));
-  return [main, lane];
+  row.main.classList.toggle("broken", Boolean(error));
+  setCell(row, "dag", JSON.stringify([dag.summary, dag.timezone, dag.is_paused, error, trigger]), () => [
+    airflowLink(`/dags/${encodeURIComponent(dag.dag_id)}`, dag.dag_id),
+    el("div", { class: "schedule" }, trigger ? trigger.text : dag.summary),
+    dag.timezone !== "UTC" ? el("span", { class: "sub" }, dag.timezone, " ") : null,
+    dag.is_paused ? chip("idle", "paused") : null,
+    error ? chip("bad", "error", error) : null]);
+  setCell(row, "next", JSON.stringify([next, dag.phase, trigger && trigger.text]), () => {
+    if (!next) return el("span", { class: "sub" }, trigger ? trigger.text : dag.cadence_kind === "after" ? "after its parents" : "—");
+    return [
+      el("div", { class: "mono", title: `in ${dag.timezone}: ${next.occurrence_local}` }, when(next.occurrence),
+        el("span", { class: "at" }, ` · may start ${when(next.run_after, false)}`)),
+      el("div", { class: "mono window", title: "the window this run evaluates (its data interval)" }, windowText(next)),
+      dag.phase && dag.phase !== "0s" ? el("div", { class: "sub" }, `phase ${dag.phase}`) : null];
+  });
+  setCell(row, "outcome", JSON.stringify(status ? [status.last_outcome, status.skip_reason, status.last_run] : null), () => outcome(status));
+  setCell(row, "health", JSON.stringify(status ? [status.conditions, status.lateness, status.consecutive_failures, status.stale_parents] : null),
+    () => [health(status), ...staleParents(status)]);
+}
+
+function updateLane(row, dag, runs, next, trigger, view) {
+  const error = rowError(dag, null);
+  // Unchanged plan, same span: only "now" moved (the span's start moves on the hour).
+  const last = runs[runs.length - 1];
+  const key = [view.range, view.start, runs.length, runs.length && runs[0].window_start, last && last.run_after,
+    last && last.window_end, error, trigger && trigger.text, next && next.occurrence].join("|");
+  if (row.laneKey === key) { moveNow(row.lane, view); return; }
+  row.laneKey = key;
+  const capped = runs.length >= PLAN_COUNT && Date.parse(runs[runs.length - 1].run_after) < view.end;
+  const shapes = error ? laneShapes([], view, false) : laneShapes(runs, view, capped);
+  let note = shapes.note;
+  if (error) note = `Could not compute this DAG's schedule: ${error}`;
+  else if (trigger && !runs.length) note = `Runs ${trigger.text}, not on a clock of its own.`;
+  else if (!runs.length && next) note = `Next run ${when(next.occurrence)}, beyond the ${RANGE_NAMES[view.range]}.`;
+  else if (!runs.length) note = dag.cadence_kind === "after" ? "Runs after its parents." : "No clock-driven runs ahead.";
+  drawLane(row.lane, shapes, view, `${RANGE_NAMES[view.range]} of ${dag.dag_id}${note ? ": " + note : ""}`);
+  if (row.note.textContent !== note) row.note.textContent = note;
+  row.note.classList.toggle("error", Boolean(error));
+  row.note.classList.toggle("row-error", Boolean(error));
+  row.note.classList.toggle("over", Boolean(shapes.band));
+}
+
+const yieldToBrowser = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+// Put the rows in the API's order, creating the missing ones and dropping the gone ones.
+async function placeRows(dags, seq) {
+  const body = document.querySelector("#schedules tbody");
+  const wanted = new Set(dags.map((d) => d.dag_id));
+  for (const [dagId, row] of rows) {
+    if (!wanted.has(dagId)) { row.main.remove(); row.laneRow.remove(); rows.delete(dagId); }
+  }
+  let before = body.firstChild;
+  for (let i = 0; i < dags.length; i++) {
+    if (i && i % BATCH === 0) { await yieldToBrowser(); if (seq !== loading) return false; }
+    let row = rows.get(dags[i].dag_id);
+    if (!row) { row = newRow(dags[i].dag_id); rows.set(dags[i].dag_id, row); }
+    if (before !== row.main) body.insertBefore(row.main, before);
+    if (row.main.nextSibling !== row.laneRow) body.insertBefore(row.laneRow, row.main.nextSibling);
+    before = row.laneRow.nextSibling;
+  }
+  return true;
+}
+
+function chosenRange() {
+  const picked = document.querySelector('#range input[name="range"]:checked');
+  return picked ? picked.value : "auto";
 }
 
 async function load() {
+  const seq = ++loading;
   const now = Date.now();
-  const until = new Date(now + AHEAD).toISOString();
   try {
-    // The table shows each DAG's next run however far away; the timelines only the next 24 hours.
-    const [plan, day, statuses] = await Promise.all(
-      [api("/plan?count=1"), api(`/plan?count=400&until=${encodeURIComponent(until)}`), api("/status")]);
-    const byId = new Map(statuses.dags.map((s) => [s.dag_id, s]));
+    const [plan, statuses, triggers] = await Promise.all([api("/plan?count=1"), api("/status"), api("/triggers")]);
+    if (seq !== loading) return;
+    const statusById = new Map(statuses.dags.map((s) => [s.dag_id, s]));
+    const triggerById = new Map(triggers.dags.map((t) => [t.dag_id, t]));
     const nextById = new Map(plan.dags.map((d) => [d.dag_id, d.occurrences[0]]));
-    const body = document.querySelector("#schedules tbody");
-    const kept = new Map([...body.querySelectorAll(".result")].map((r) => [r.closest("tr").dataset.dagId, r]));
-    body.replaceChildren(...day.dags.flatMap((dag) => row(dag, nextById.get(dag.dag_id), byId.get(dag.dag_id), now)));
-    for (const [dagId, old] of kept) {  // keep the last refresh answer across reloads
-      const fresh = body.querySelector(`tr.dag[data-dag-id="${CSS.escape(dagId)}"] .result`);
-      if (fresh && old.childNodes.length) { fresh.replaceWith(old); }
+    const chosen = chosenRange();
+    const range = chosen === "auto" ? autoRange([...nextById.values()], now) : chosen;
+    const view = span(range, now);
+    if (!(await placeRows(plan.dags, seq))) return;
+    for (let i = 0; i < plan.dags.length; i++) {
+      if (i && i % BATCH === 0) { await yieldToBrowser(); if (seq !== loading) return; }
+      const dag = plan.dags[i];
+      updateRow(rows.get(dag.dag_id), dag, nextById.get(dag.dag_id), statusById.get(dag.dag_id), triggerById.get(dag.dag_id));
     }
-    document.getElementById("empty").hidden = plan.dags.length > 0;
-    const late = statuses.dags.filter((s) => s.lateness.late).length;
-    const unhealthy = statuses.dags.filter((s) => s.conditions.some((c) => c.status === "False")).length;
-    document.getElementById("summary").replaceChildren(
-      el("span", {}, `${plan.dags.length} DAGs`), el("span", {}, `${late} late`), el("span", {}, `${unhealthy} not ready`),
-      el("span", { class: "sub" }, `updated ${when(new Date(now).toISOString(), false)} UTC`));
-    const problems = document.getElementById("problems");
-    problems.hidden = plan.contradictions.length === 0 && plan.plan_check === "ok";
-    problems.querySelector("ul").replaceChildren(
-      ...plan.contradictions.map((c) => el("li", {}, chip(c.severity === "error" ? "bad" : "warn", c.kind), c.message)),
-      ...(plan.plan_check === "ok" ? [] : [el("li", { class: "sub" }, `Declared-schedule check ${plan.plan_check}`)]));
+    summarize(plan, statuses, range, chosen, now);
+    drawAxis(document.getElementById("axis"), view);
+    const until = new Date(view.end + RANGES[range]).toISOString(); // and the window after, where it starts in range
+    const lanes = await api(`/plan?count=${PLAN_COUNT}&until=${encodeURIComponent(until)}`);
+    if (seq !== loading) return;
+    for (let i = 0; i < lanes.dags.length; i++) {
+      if (i && i % BATCH === 0) { await yieldToBrowser(); if (seq !== loading) return; }
+      const dag = lanes.dags[i];
+      const row = rows.get(dag.dag_id);
+      if (row) updateLane(row, dag, dag.occurrences, nextById.get(dag.dag_id), triggerById.get(dag.dag_id), view);
+    }
     document.getElementById("error").hidden = true;
   } catch (error) {
     const box = document.getElementById("error");
@@ -257,6 +253,33 @@ async function load() {
   }
 }
 
-if (localStorage.getItem("chakra-ui-color-mode") === "dark") document.documentElement.classList.add("dark");
+function summarize(plan, statuses, range, chosen, now) {
+  document.getElementById("empty").hidden = plan.dags.length > 0;
+  const late = statuses.dags.filter((s) => s.lateness.late).length;
+  const unhealthy = statuses.dags.filter((s) => s.conditions.some((c) => c.status === "False")).length;
+  document.getElementById("summary").replaceChildren(
+    el("span", {}, `${plan.dags.length} DAGs`), el("span", {}, `${late} late`), el("span", {}, `${unhealthy} not ready`),
+    el("span", { class: "sub" }, `updated ${when(new Date(now).toISOString(), false)} UTC`));
+  document.getElementById("range-used").textContent =
+    `${RANGE_NAMES[range]}${chosen === "auto" ? " (auto: every DAG's current window ends in it)" : ""}`;
+  const problems = document.getElementById("problems");
+  problems.hidden = plan.contradictions.length === 0 && plan.plan_check === "ok";
+  problems.querySelector("ul").replaceChildren(
+    ...plan.contradictions.map((c) => el("li", {}, chip(c.severity === "error" ? "bad" : "warn", c.kind), " ", c.message)),
+    ...(plan.plan_check === "ok" ? [] : [el("li", { class: "sub" }, `Declared-schedule check ${plan.plan_check}`)]));
+}
+
+function rememberRange() {
+  let saved = null;
+  try { saved = localStorage.getItem("tessera-schedules-range"); } catch (_) { /* storage disabled */ }
+  const input = saved && document.querySelector(`#range input[value="${CSS.escape(saved)}"]`);
+  if (input) input.checked = true;
+  document.getElementById("range").addEventListener("change", () => {
+    try { localStorage.setItem("tessera-schedules-range", chosenRange()); } catch (_) { /* storage disabled */ }
+    load();
+  });
+}
+
+rememberRange();
 load();
 setInterval(load, RELOAD_MS);

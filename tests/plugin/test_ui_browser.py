@@ -2,12 +2,14 @@
 
 Airflow runs as a dag-processor, a scheduler and an API server on the example DAGs.
 Chromium is Debian's (``/usr/bin/chromium``), driven through Playwright's Python API;
-no browser is ever downloaded. Screenshots go to ``test-artifacts/ui/``.
+no browser is ever downloaded. Screenshots go to ``test-artifacts/ui/``: the page at 1280x800 in
+Airflow's light and dark themes, and the fleet load view (its answer beside it, as JSON).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import threading
@@ -169,8 +171,8 @@ def browser() -> Iterator[object]:
         chromium.close()
 
 
-def _log_in(browser: object, base: str, user: str) -> object:
-    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+def _log_in(browser: object, base: str, user: str, viewport: dict | None = None) -> object:
+    page = browser.new_page(viewport=viewport or {"width": 1600, "height": 1000})
     page.goto(f"{base}/auth/login?next=%2F")
     page.fill("input[name=username]", user)
     page.fill("input[name=password]", PASSWORDS[user])
@@ -189,7 +191,7 @@ def test_the_schedules_page_shows_the_examples_and_refresh_starts_a_run(airflow_
     for dag_id in SHOWN_DAGS:
         row = frame.locator(f'tr.dag[data-dag-id="{dag_id}"]')
         expect(row).to_be_visible(timeout=90_000)
-        expect(row.locator("td.window")).to_contain_text("→")
+        expect(row.locator(".window")).to_contain_text("→")
     expect(frame.locator("tr.timeline svg.lane").first).to_be_visible()
     page.screenshot(path=ARTIFACTS / "schedules.png")
 
@@ -199,6 +201,9 @@ def test_the_schedules_page_shows_the_examples_and_refresh_starts_a_run(airflow_
     expect(result).to_be_visible(timeout=60_000)
     run_id = result.get_attribute("data-run-id")
     assert result.get_attribute("data-outcome") == "started"
+    # Said as people say it; the raw run id stays in the tooltip.
+    expect(result).to_have_text(re.compile(r"^Started refresh \d\d:\d\d:\d\d$"))
+    assert result.locator("a").get_attribute("title") == f"run id: {run_id}"
     row.scroll_into_view_if_needed()
     page.screenshot(path=ARTIFACTS / "refreshed.png")
     row.locator("button.refresh").click()  # again: joins the run (or returns it, if it already succeeded)
@@ -282,3 +287,165 @@ def test_an_unpause_waits_out_a_long_write_of_another_process(airflow_ui):
     assert (status, answer.get("is_paused")) == (200, False)
     # The test proves something only if the request met the lock: it answered after the release.
     assert answered > released[0]
+
+
+# -- at 1280x800: layout, theme, timeline, address, keyboard, fleet load -------------------------
+
+LAPTOP = {"width": 1280, "height": 800}
+MONTHLY, BIWEEKLY, FIVE_MINUTES = (
+    "tessera_calendar_month_end",
+    "tessera_calendar_biweekly_amsterdam",
+    "tessera_every_5m_delay",
+)
+AFTER_DAG = "tessera_declared_gold_cross_source"
+HERD = [f"tessera_herd_cron_{i}" for i in range(6)]
+ELEMENTS_PER_ROW = 45
+"""An upper bound on the elements a DAG's two rows hold, whatever its cadence (a 5-minute DAG too)."""
+# Records every address Airflow's router writes, so a test sees the UI's own sync of the frame's path.
+RECORD_ADDRESSES = """
+window.__addresses = [];
+for (const name of ["pushState", "replaceState"]) {
+  const original = history[name].bind(history);
+  history[name] = (state, title, url) => {
+    if (url !== undefined) window.__addresses.push(String(url));
+    return original(state, title, url);
+  };
+}
+"""
+
+
+def _schedules_frame(page: object) -> object:
+    return next(frame for frame in page.frames if "/tessera/ui/" in frame.url)
+
+
+def _open_schedules(airflow_ui: AirflowUi, browser: object, *, theme: str | None = None) -> tuple[object, object]:
+    from playwright.sync_api import expect
+
+    page = _log_in(browser, airflow_ui.base, "admin", LAPTOP)
+    if theme is not None:  # Airflow's own theme setting (next-themes keeps it under "theme")
+        page.evaluate("theme => localStorage.setItem('theme', theme)", theme)
+    page.goto(f"{airflow_ui.base}/plugin/tessera-schedules")
+    frame = page.frame_locator("iframe[title=Schedules]")
+    lane = frame.locator(f'tr.timeline[data-dag-id="{MONTHLY}"] path.even')
+    expect(lane).to_have_attribute("d", re.compile(r"^M"), timeout=90_000)  # the lanes are drawn
+    return page, frame
+
+
+def _widths(target: object) -> tuple[int, int]:
+    return tuple(target.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"))
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_page_fits_a_laptop_screen_in_airflows_theme(airflow_ui, browser, theme):
+    page, frame = _open_schedules(airflow_ui, browser, theme=theme)
+    inner = _schedules_frame(page)
+    scroll, client = _widths(inner)
+    assert scroll <= client, f"the page scrolls sideways: {scroll} px of content in {client} px"
+    scroll, client = _widths(page)
+    assert scroll <= client
+    buttons = frame.locator("button.refresh").all()
+    assert len(buttons) >= len(SHOWN_DAGS)
+    for button in buttons:
+        box = button.bounding_box()
+        assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= LAPTOP["width"], box
+    assert page.evaluate("() => document.documentElement.classList.contains('dark')") == (theme == "dark")
+    assert inner.evaluate("() => document.documentElement.classList.contains('dark')") == (theme == "dark")
+    page.screenshot(path=ARTIFACTS / f"schedules-1280x800-{theme}.png")
+    page.close()
+
+
+def test_the_page_follows_a_theme_change_without_a_reload(airflow_ui, browser):
+    page, _ = _open_schedules(airflow_ui, browser, theme="light")
+    inner = _schedules_frame(page)
+    # What Airflow's theme switch does to its own page: the resolved theme is the class on <html>.
+    page.evaluate("() => document.documentElement.classList.replace('light', 'dark')")
+    inner.wait_for_function("() => document.documentElement.classList.contains('dark')", timeout=10_000)
+    page.close()
+
+
+def test_the_address_stays_the_one_the_user_opened(airflow_ui, browser):
+    page = _log_in(browser, airflow_ui.base, "admin", LAPTOP)
+    page.add_init_script(RECORD_ADDRESSES)
+    page.goto(f"{airflow_ui.base}/plugin/tessera-schedules")
+    inner = page.wait_for_event("framenavigated", lambda f: "/tessera/ui/" in f.url, timeout=60_000)
+    inner.wait_for_load_state("load")
+    # Airflow's UI mirrors the frame's path into the address once the frame has loaded ...
+    page.wait_for_function("() => window.__addresses.some(url => url.endsWith('/tessera/ui/'))", timeout=30_000)
+    # ... and the page puts the address the user opened back.
+    page.wait_for_function("() => location.pathname === '/plugin/tessera-schedules'", timeout=30_000)
+    page.wait_for_timeout(2_000)  # and it stays there
+    assert urllib.parse.urlparse(page.url).path == "/plugin/tessera-schedules"
+    page.close()
+
+
+def test_long_and_dense_cadences_and_after_dags_read_in_words(airflow_ui, browser):
+    from playwright.sync_api import expect
+
+    page, frame = _open_schedules(airflow_ui, browser)
+    inner = _schedules_frame(page)
+    expect(frame.locator("#range-used")).to_contain_text("(auto")
+    for dag_id in (MONTHLY, BIWEEKLY):  # the current window and the start of the next one are in range
+        lane = frame.locator(f'tr.timeline[data-dag-id="{dag_id}"]')
+        expect(lane.locator("path.even")).to_have_attribute("d", re.compile(r"^M"))
+        expect(lane.locator("path.odd")).to_have_attribute("d", re.compile(r"^M"))
+    dense = frame.locator(f'tr.timeline[data-dag-id="{FIVE_MINUTES}"]')
+    expect(dense.locator(".lane-note")).to_have_text(re.compile(r"^[≈\d,]+ runs, every 5 min$"))
+    expect(dense.locator("path.band")).to_have_attribute("d", re.compile(r"^M"))
+    expect(dense.locator("path.even")).to_have_attribute("d", "")
+    after = frame.locator(f'tr.dag[data-dag-id="{AFTER_DAG}"] .schedule')
+    expect(after).to_have_text(re.compile(r"^after apc_daily and norled_daily and mpc_daily$"))
+    per_row = inner.evaluate(
+        "() => document.querySelectorAll('#schedules tbody *').length"
+        " / document.querySelectorAll('#schedules tbody tr.dag').length"
+    )
+    assert per_row <= ELEMENTS_PER_ROW
+    assert inner.evaluate("() => document.querySelectorAll('#schedules rect').length") == 0
+    page.close()
+
+
+def test_the_range_is_keyboard_operable_and_rows_are_updated_in_place(airflow_ui, browser):
+    from playwright.sync_api import expect
+
+    page, frame = _open_schedules(airflow_ui, browser)
+    inner = _schedules_frame(page)
+    inner.evaluate(f"() => document.querySelector('tr.dag[data-dag-id=\"{MONTHLY}\"]').dataset.kept = 'yes'")
+    frame.locator('#range input[value="24h"]').focus()
+    page.keyboard.press("Space")
+    expect(frame.locator("#range-used")).to_have_text("next 24 hours")
+    note = frame.locator(f'tr.timeline[data-dag-id="{MONTHLY}"] .lane-note')
+    expect(note).to_contain_text("beyond the next 24 hours")
+    page.keyboard.press("ArrowRight")
+    expect(frame.locator("#range-used")).to_have_text("next 7 days")
+    assert frame.locator('#range input[value="7d"]').is_checked()
+    # The reloads changed the row's content, not the row: it is the element marked before.
+    assert frame.locator(f'tr.dag[data-dag-id="{MONTHLY}"][data-kept="yes"]').count() == 1
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")  # back to auto, for the other tests (the choice is remembered)
+    expect(frame.locator("#range-used")).to_contain_text("(auto")
+    page.close()
+
+
+def test_the_fleet_load_names_the_herd_that_plain_cron_makes(airflow_ui, browser):
+    from playwright.sync_api import expect
+
+    page, frame = _open_schedules(airflow_ui, browser)
+    frame.locator("#load summary").focus()
+    page.keyboard.press("Enter")  # a <details>: opened from the keyboard, computed when opened
+    expect(frame.locator("#load-body[data-peak-to-mean]")).to_be_visible(timeout=60_000)
+    # The examples start paused here (the demo unpauses them): count them too, as the demo would.
+    frame.locator("#load-paused").focus()
+    page.keyboard.press("Space")
+    expect(frame.locator("#load .load-summary")).to_contain_text("paused DAGs counted", timeout=60_000)
+    spikes = frame.locator("#load ol.spikes")
+    for dag_id in HERD:
+        expect(spikes).to_contain_text(dag_id)
+    phased_in_every_spike = frame.locator("#load ol.spikes li", has_text="tessera_herd_phased_0")
+    assert phased_in_every_spike.count() <= 1, "a phased DAG starts in one minute of the quarter hour at most"
+    frame.locator("#load").scroll_into_view_if_needed()
+    frame.locator("#load").screenshot(path=ARTIFACTS / "load.png")
+    status, load = _api(airflow_ui.base, "GET", "/tessera/api/v1/load?include_paused=true", token=airflow_ui.token)
+    assert status == 200
+    (ARTIFACTS / "load.json").write_text(json.dumps({k: v for k, v in load.items() if k != "counts"}, indent=2))
+    assert load["peak_to_mean"] >= 3
+    expect(frame.locator("#load .without-phases b")).to_have_text(re.compile(r"^\d+(\.\d+)?$"))
+    page.close()

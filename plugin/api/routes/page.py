@@ -12,7 +12,14 @@ from .access import authenticated
 
 UI_DIR = Path(__file__).resolve().parents[2] / "ui"
 """``tessera/plugin/ui``: the page's files, shipped as package data."""
-UI_ASSETS = {"schedules.js": "text/javascript", "schedules.css": "text/css", "icon.svg": "image/svg+xml"}
+UI_ASSETS = {
+    "host.js": "text/javascript",
+    "timeline.js": "text/javascript",
+    "schedules.js": "text/javascript",
+    "load.js": "text/javascript",
+    "schedules.css": "text/css",
+    "icon.svg": "image/svg+xml",
+}
 
 router = APIRouter(include_in_schema=False, dependencies=[authenticated])
 

@@ -379,3 +379,17 @@ def test_the_cli_prints_a_running_deployments_plan(deployment, capsys):
     assert "api_seed_example: every 5m · delay 30s · phase 2m10s" in out
     assert "2026-03-02 12:05:00  2026-03-02 12:07:10  2026-03-02 11:59:30 -> 2026-03-02 12:04:30" in out
     assert main(["plan", "--api", deployment.base, "--dag-id", "api_seed_example"]) == 2, "no token: refused"
+
+
+def test_the_cli_prints_a_running_deployments_load_and_backfill_preview(deployment, capsys):
+    from tessera.plugin.cli import EXIT_OK, main
+
+    remote = ["--api", deployment.base, "--token", deployment.token("viewer")]
+    assert main(["plan", "--load", *remote, "--json"]) == EXIT_OK
+    runs = {dag["dag_id"]: dag["runs"] for dag in json.loads(capsys.readouterr().out)["dags"]}
+    assert runs["api_seed_example"] == 288
+    dates = ["--from", "2026-01-01T00:00:00Z", "--to", "2026-01-01T00:29:59Z"]
+    assert main(["plan", "api_seed_example", *remote, *dates]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "api_seed_example: airflow backfill create --from-date 2026-01-01 00:00:00Z" in out and "6 runs" in out
+    assert "2025-12-31 23:59:30Z  2025-12-31 23:59:30Z -> 2026-01-01 00:04:30Z  2026-01-01 00:07:10Z" in out

@@ -36,8 +36,13 @@ ACCESS = {
     ("GET", "/api/v1/dags/{dag_id}/status"): EVERYONE,  # read the DAG's runs
     ("GET", "/api/v1/dags/{dag_id}/refresh"): EVERYONE,  # read the DAG's runs
     ("POST", "/api/v1/dags/{dag_id}/refresh"): TRIGGER,  # create the DAG's runs
+    ("GET", "/api/v1/load"): EVERYONE,  # counts only the DAGs the caller may read
+    ("GET", "/api/v1/triggers"): EVERYONE,  # lists only the DAGs the caller may read
+    ("GET", "/api/v1/dags/{dag_id}/backfill-preview"): EVERYONE,  # read the DAG
 }
 """Each route, and the simple-auth-manager roles allowed to call it (the others get 403)."""
+QUERIES = {"/api/v1/dags/{dag_id}/backfill-preview": "?from_date=2026-01-01T00:00:00Z&to_date=2026-01-01T01:00:00Z"}
+"""The query a route requires, so only authorization can refuse the call."""
 GARBAGE_TOKEN = "not-a-jwt"
 CALLERS = ("no token", "bad token", *ROLES)
 
@@ -84,7 +89,7 @@ def _delete_runs() -> None:
 
 
 def _call(api: Api, method: str, path: str, caller: str) -> int:
-    url = "/tessera" + path.format(**PATH_VALUES)
+    url = "/tessera" + path.format(**PATH_VALUES) + QUERIES.get(path, "")
     body = {} if method == "POST" else None  # a valid body, so only authorization can refuse it
     if caller == "no token":
         return api.call(method, url, user=None, json_body=body).status_code

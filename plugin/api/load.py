@@ -1,0 +1,194 @@
+"""The load a fleet puts on the scheduler: run starts per minute over the next 24 hours, across every DAG.
+
+Each timetable answers for itself, tessera's and Airflow's built-ins alike: a tessera
+timetable through its public plan (``upcoming``, what the scheduler creates), any other
+through its own ``next_dagrun_info_v2``, asked repeatedly as the scheduler asks it, with
+``catchup=False`` (the scheduler's default) so the first answer is the run it creates next.
+Asking is bounded: at most :data:`RUN_CAP` runs per DAG per 24 hours (one a minute); a DAG
+that reaches the cap is listed as capped, so the counts say when they are a floor.
+
+A spike is a minute with at least :data:`SPIKE_FACTOR` times the mean run starts (and at
+least 2); the spikes are listed highest first with the DAGs that form them, which is what a
+per-DAG phase exists to flatten.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tessera.timetables.base import TesseraTimetable
+
+MINUTE = datetime.timedelta(minutes=1)
+HORIZON_MINUTES = 24 * 60
+RUN_CAP = HORIZON_MINUTES
+"""Runs counted per DAG per 24 hours: one a minute. Denser cadences are counted up to it and marked capped."""
+SPIKE_FACTOR = 3
+MAX_SPIKES = 10
+MAX_SPIKE_DAGS = 50
+"""DAG ids named per spike; the spike's ``dag_count`` says how many there are in all."""
+
+
+@dataclass(frozen=True)
+class FleetDag:
+    """One DAG of the fleet: its timetable and the bounds of its runs (the DAG's start and end dates)."""
+
+    dag_id: str
+    timetable: Any
+    start_date: datetime.datetime | None = None
+    end_date: datetime.datetime | None = None
+    error: str | None = None
+
+
+@dataclass
+class DagStarts:
+    dag_id: str
+    starts: list[datetime.datetime]
+    capped: bool
+    source: str
+    """``tessera`` (its public plan) or ``timetable`` (the timetable's own ``next_dagrun_info_v2``)."""
+    error: str | None = None
+    phase: datetime.timedelta = datetime.timedelta(0)
+    """How long after its occurrence each run starts (a tessera phase; Airflow's timetables have none)."""
+
+
+@dataclass
+class Spike:
+    minute: datetime.datetime
+    runs: int
+    dag_ids: list[str]
+    dag_count: int
+
+
+@dataclass
+class FleetLoad:
+    start: datetime.datetime
+    counts: list[int]
+    dags: list[DagStarts]
+    spikes: list[Spike] = field(default_factory=list)
+    counts_without_phases: list[int] = field(default_factory=list)
+    """The same runs, each counted at its occurrence: the fleet as it would start with every phase 0."""
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+    @property
+    def mean(self) -> float:
+        return self.total / len(self.counts)
+
+    @property
+    def peak(self) -> int:
+        return max(self.counts, default=0)
+
+    @property
+    def peak_at(self) -> datetime.datetime | None:
+        if not self.total:
+            return None
+        return self.start + self.counts.index(self.peak) * MINUTE
+
+    @property
+    def peak_to_mean(self) -> float | None:
+        """How many times the mean the busiest minute is (1.0 is perfectly flat); None without runs."""
+        return round(self.peak / self.mean, 2) if self.total else None
+
+    @property
+    def peak_to_mean_without_phases(self) -> float | None:
+        """The same ratio with every run counted at its occurrence: what the phases flatten."""
+        total = sum(self.counts_without_phases)
+        return round(max(self.counts_without_phases) * len(self.counts) / total, 2) if total else None
+
+
+def _tessera_starts(
+    timetable: TesseraTimetable, dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int
+) -> tuple[list[datetime.datetime], bool]:
+    # `upcoming` lists runs that may start strictly after `after`; a run due exactly at `start` counts too.
+    runs = timetable.upcoming(
+        after=start - datetime.timedelta(microseconds=1),
+        count=cap + 1,
+        until=until,
+        start_date=dag.start_date,
+        end_date=dag.end_date,
+    )
+    starts = [run.run_after for run in runs if start <= run.run_after < until]
+    return starts[:cap], len(starts) > cap
+
+
+def _timetable_starts(
+    timetable: Any, dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int
+) -> tuple[list[datetime.datetime], bool]:
+    from airflow._shared.timezones.timezone import coerce_datetime
+    from airflow.timetables.base import TimeRestriction
+
+    # Airflow's timetables expect its own (pendulum) instants, as the scheduler passes them.
+    earliest, latest = coerce_datetime(dag.start_date), coerce_datetime(dag.end_date)
+    restriction = TimeRestriction(earliest=earliest, latest=latest, catchup=False)
+    starts: list[datetime.datetime] = []
+    info = None
+    # One question per run plus the ones before `start`: bounded by the cap, whatever the timetable answers.
+    for _ in range(cap + 2):
+        info = timetable.next_dagrun_info_v2(last_dagrun_info=info, restriction=restriction)
+        if info is None or info.run_after >= until:
+            return starts, False
+        if starts and info.run_after <= starts[-1]:
+            return starts, False  # a timetable that does not move on (continuous): counted once
+        if info.run_after >= start:
+            starts.append(info.run_after)
+        if len(starts) > cap:
+            return starts[:cap], True
+    return starts[:cap], True
+
+
+def dag_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int = RUN_CAP) -> DagStarts:
+    """When ``dag``'s runs may start in ``[start, until)``, as its timetable answers (at most ``cap``)."""
+    timetable = dag.timetable
+    source = "tessera" if isinstance(timetable, TesseraTimetable) else "timetable"
+    if dag.error is not None or timetable is None:
+        return DagStarts(dag.dag_id, [], False, source, dag.error or "no timetable")
+    try:
+        if isinstance(timetable, TesseraTimetable):
+            starts, capped = _tessera_starts(timetable, dag, start=start, until=until, cap=cap)
+        else:
+            starts, capped = _timetable_starts(timetable, dag, start=start, until=until, cap=cap)
+    except Exception as error:  # one DAG's timetable must not hide the fleet's load
+        return DagStarts(dag.dag_id, [], False, source, f"{type(error).__name__}: {error}")
+    phase = timetable.phase if isinstance(timetable, TesseraTimetable) else datetime.timedelta(0)
+    return DagStarts(dag.dag_id, starts, capped, source, phase=phase)
+
+
+def fleet_load(
+    dags: Iterable[FleetDag], *, now: datetime.datetime, minutes: int = HORIZON_MINUTES, cap: int = RUN_CAP
+) -> FleetLoad:
+    """Run starts per minute from the minute of ``now`` on, for ``minutes`` minutes, and the spikes."""
+    start = now.replace(second=0, microsecond=0)
+    until = start + minutes * MINUTE
+    counts = [0] * minutes
+    unphased = [0] * minutes
+    who: dict[int, list[str]] = {}
+    found = []
+    for dag in dags:
+        answer = dag_starts(dag, start=start, until=until, cap=cap)
+        found.append(answer)
+        for at in answer.starts:
+            index = int(at.timestamp() - start.timestamp()) // 60  # pendulum's // timedelta is broken
+            counts[index] += 1
+            who.setdefault(index, []).append(dag.dag_id)
+            nominal = math.floor((at.timestamp() - answer.phase.total_seconds() - start.timestamp()) / 60)
+            if 0 <= nominal < minutes:
+                unphased[nominal] += 1
+    load = FleetLoad(start=start, counts=counts, dags=found, counts_without_phases=unphased)
+    threshold = max(2, math.ceil(SPIKE_FACTOR * load.mean))
+    busiest = sorted((i for i, n in enumerate(counts) if n >= threshold), key=lambda i: (-counts[i], i))
+    load.spikes = [
+        Spike(
+            minute=start + index * MINUTE,
+            runs=counts[index],
+            dag_ids=sorted(set(who[index]))[:MAX_SPIKE_DAGS],
+            dag_count=len(set(who[index])),
+        )
+        for index in busiest[:MAX_SPIKES]
+    ]
+    return load

@@ -1,0 +1,162 @@
+"""``tessera plan --load`` and ``tessera plan ... --from ... --to ...``: the fleet's load and a backfill preview.
+
+Both read DAG files (loaded with Airflow's DagBag, stored form as the dag-processor stores
+it) or a running deployment (``--api``); a backfill preview also reads a DAG id from the
+metadata database the Airflow CLI is configured for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import sys
+import urllib.parse
+import urllib.request
+from typing import Any, TextIO
+
+
+def _get(api: str, token: str | None, path: str, query: dict[str, str]) -> dict[str, Any]:
+    url = f"{api.rstrip('/')}/tessera/api/v1/{path}"
+    if query:
+        url += "?" + urllib.parse.urlencode(query)
+    request = urllib.request.Request(url)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return json.loads(response.read())
+
+
+def _bag(path: str) -> Any:
+    from airflow.dag_processing.dagbag import DagBag
+
+    with contextlib.redirect_stdout(sys.stderr):  # Airflow logs to stdout while it loads the files
+        return DagBag(path)
+
+
+def _stored(dag: Any) -> Any:
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    return DagSerialization.from_dict(DagSerialization.to_dict(dag))
+
+
+# -- load ---------------------------------------------------------------------------------------
+
+
+def local_load(path: str) -> dict[str, Any]:
+    """The load of every DAG in the files under ``path`` (paused or not: files say nothing about that)."""
+    from .api.load import FleetDag, fleet_load
+    from .api.load_models import load_response
+
+    dags = []
+    for dag in sorted(_bag(path).dags.values(), key=lambda d: d.dag_id):
+        stored = _stored(dag)
+        dags.append(FleetDag(dag.dag_id, stored.timetable, start_date=stored.start_date, end_date=stored.end_date))
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return load_response(fleet_load(dags, now=now), paused_left_out=0).model_dump(mode="json")
+
+
+def remote_load(api: str, token: str | None) -> dict[str, Any]:
+    return _get(api, token, "load", {})
+
+
+def _hm(iso: str) -> str:
+    return iso[11:16]
+
+
+def render_load(load: dict[str, Any], out: TextIO) -> None:
+    """The load as text: the totals, the peak-to-mean ratio, each spike and its DAGs, an hourly profile."""
+    counted = [d for d in load["dags"] if d["runs"]]
+    ratio = load["peak_to_mean"]
+    out.write(
+        f"Run starts over the next 24 h (from {load['start'][:16].replace('T', ' ')} UTC): "
+        f"{load['total_runs']} runs of {len(counted)} DAGs; mean {load['mean_per_minute']:.2f} a minute, "
+        f"peak {load['peak']}" + (f" at {_hm(load['peak_at'])}" if load["peak_at"] else "") + "; "
+        f"peak-to-mean {'-' if ratio is None else ratio} "
+        f"(as if no DAG had a phase: {load['peak_to_mean_without_phases'] or '-'})\n"
+    )
+    if load["spikes"]:
+        out.write("Spikes (minutes with at least 3x the mean):\n")
+        for spike in load["spikes"]:
+            names = ", ".join(spike["dag_ids"])
+            more = spike["dag_count"] - len(spike["dag_ids"])
+            out.write(
+                f"  {_hm(spike['minute'])}  {spike['runs']:>4} runs  {names}{f' and {more} more' if more else ''}\n"
+            )
+    else:
+        out.write("No spikes: no minute starts 2 runs or more and 3x the mean.\n")
+    out.write("Busiest minute of each hour:\n")
+    counts = load["counts"]
+    hours = [max(counts[h * 60 : h * 60 + 60], default=0) for h in range(len(counts) // 60)]
+    top = max(hours, default=0) or 1
+    start = datetime.datetime.fromisoformat(load["start"].replace("Z", "+00:00"))
+    for h, peak in enumerate(hours):
+        hour = (start + datetime.timedelta(hours=h)).strftime("%H:%M")
+        out.write(f"  {hour}  {'#' * round(40 * peak / top):<40} {peak}\n")
+    capped = [d["dag_id"] for d in load["dags"] if d["capped"]]
+    if capped:
+        out.write(f"Capped at {load['run_cap_per_dag']} runs a day (they start more): {', '.join(capped)}\n")
+    for dag in load["dags"]:
+        if dag["error"]:
+            out.write(f"NOT COUNTED {dag['dag_id']}: {dag['error']}\n")
+    if load["paused_left_out"]:
+        out.write(f"{load['paused_left_out']} paused DAGs not counted\n")
+
+
+# -- backfill preview ---------------------------------------------------------------------------
+
+
+def local_backfill(
+    path: str, *, dag_id: str | None, from_date: datetime.datetime, to_date: datetime.datetime
+) -> list[dict[str, Any]]:
+    """The preview of every DAG in the files under ``path`` (or just ``dag_id``)."""
+    from .api.backfill_preview import preview_dag
+
+    dags = sorted(_bag(path).dags.values(), key=lambda d: d.dag_id)
+    return [
+        preview_dag(dag, from_date=from_date, to_date=to_date).model_dump(mode="json")
+        for dag in dags
+        if dag_id in (None, dag.dag_id)
+    ]
+
+
+def stored_backfill(dag_id: str, *, from_date: datetime.datetime, to_date: datetime.datetime) -> list[dict]:
+    """The preview of a DAG stored in the metadata database this Airflow CLI is configured for."""
+    from airflow.utils.session import create_session
+
+    from .api.backfill_preview import preview_stored
+
+    with create_session() as session:
+        preview = preview_stored(session, dag_id, from_date=from_date, to_date=to_date)
+    return [preview.model_dump(mode="json")]
+
+
+def remote_backfill(
+    api: str, token: str | None, dag_id: str, *, from_date: datetime.datetime, to_date: datetime.datetime
+) -> list[dict[str, Any]]:
+    query = {"from_date": from_date.isoformat(), "to_date": to_date.isoformat()}
+    return [_get(api, token, f"dags/{urllib.parse.quote(dag_id, safe='')}/backfill-preview", query)]
+
+
+def _short(iso: str) -> str:
+    return iso.replace("T", " ").replace("+00:00", "Z")
+
+
+def render_backfill(previews: list[dict[str, Any]], out: TextIO) -> None:
+    for preview in previews:
+        runs = preview["runs"]
+        out.write(
+            f"{preview['dag_id']}: airflow backfill create --from-date {_short(preview['from_date'])} "
+            f"--to-date {_short(preview['to_date'])} creates {len(runs)} run{'s' if len(runs) != 1 else ''}\n"
+        )
+        if runs:
+            out.write(f"  {'logical date (UTC)':<22}{'window (UTC)':<46}{'run after (UTC)':<22}run id\n")
+        for run in runs:
+            window = f"{_short(run['window_start'])} -> {_short(run['window_end'])}"
+            out.write(f"  {_short(run['logical_date']):<22}{window:<46}{_short(run['run_after']):<22}{run['run_id']}\n")
+        out.write(f"  ({preview['note']})\n")
+
+
+def is_path(target: str) -> bool:
+    return os.path.exists(target)

@@ -1,0 +1,132 @@
+// The timeline: one shared axis and, per DAG, one lane of a constant handful of SVG elements,
+// updated in place on every reload (attributes only), however many runs the range holds.
+"use strict";
+
+const HOUR = 3600 * 1000;
+const DAY = 24 * HOUR;
+const RANGES = { "24h": DAY, "7d": 7 * DAY, "35d": 35 * DAY };
+const RANGE_NAMES = { "24h": "next 24 hours", "7d": "next 7 days", "35d": "next 35 days" };
+const LANE_WIDTH = 1000;
+const DENSE_RUNS = 48; // more runs than this in the range: one band with a count, not one shape per window
+const TICKS = { "24h": 3 * HOUR, "7d": DAY, "35d": 7 * DAY };
+
+// The smallest range that shows, for every DAG, where its current window ends and its next one starts.
+function autoRange(nextRuns, now) {
+  const ends = nextRuns.filter(Boolean).map((run) => Date.parse(run.window_end));
+  for (const name of ["24h", "7d"]) {
+    if (ends.every((end) => end <= now + RANGES[name])) return name;
+  }
+  return "35d";
+}
+
+// The visible span: a little before now (current windows show), then the range ahead. The start
+// moves on the hour only, so between reloads a lane's shapes stay put and only "now" moves.
+function span(range, now) {
+  const ahead = RANGES[range];
+  const before = ahead / 8;
+  const start = Math.floor((now - before) / HOUR) * HOUR;
+  return { range, start, end: start + before + ahead + HOUR, now };
+}
+
+function xOf(view, t) {
+  return ((t - view.start) / (view.end - view.start)) * LANE_WIDTH;
+}
+
+function tickLabel(range, t) {
+  const d = new Date(t);
+  if (range === "24h") return d.toISOString().slice(11, 16);
+  const day = d.toLocaleDateString("en-GB", { timeZone: "UTC", weekday: range === "7d" ? "short" : undefined, day: "2-digit", month: "short" });
+  return day;
+}
+
+function ticks(view) {
+  const step = TICKS[view.range];
+  const first = Math.ceil(view.start / step) * step;
+  const out = [];
+  for (let t = first; t < view.end; t += step) out.push(t);
+  return out;
+}
+
+// The axis above the lanes: labels placed in percent, so they never stretch with the lanes.
+function drawAxis(box, view) {
+  box.replaceChildren(...ticks(view).map((t) =>
+    el("span", { class: "tick", style: `left:${(xOf(view, t) / LANE_WIDTH) * 100}%` }, tickLabel(view.range, t))),
+  el("span", { class: "tick now", style: `left:${(xOf(view, view.now) / LANE_WIDTH) * 100}%`, title: "now" }, "now"));
+}
+
+function cadenceText(seconds) {
+  if (!seconds) return "";
+  if (seconds % 86400 === 0) return `${seconds / 86400} d`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+// What a lane draws, as plain data: two paths of alternating windows (or one band), the starts, a note.
+function laneShapes(runs, view, capped) {
+  const top = 6, bottom = 20;
+  const clip = (t) => Math.min(Math.max(t, view.start), view.end);
+  const box = (from, to) => {
+    const a = xOf(view, clip(from)), b = xOf(view, clip(to));
+    return b - a > 0 ? `M${a.toFixed(1)},${top}H${Math.max(b - 0.6, a + 0.6).toFixed(1)}V${bottom}H${a.toFixed(1)}Z` : "";
+  };
+  const visible = runs.filter((r) => Date.parse(r.window_end) > view.start && Date.parse(r.window_start) < view.end);
+  const starts = runs.map((r) => Date.parse(r.run_after)).filter((t) => t >= view.start && t < view.end);
+  const shapes = { even: "", odd: "", band: "", starts: "", note: "" };
+  if (!visible.length) return shapes;
+  const dense = visible.length > DENSE_RUNS || capped;
+  if (dense) {
+    const last = capped ? view.end : Date.parse(visible[visible.length - 1].window_end);
+    shapes.band = box(Date.parse(visible[0].window_start), last);
+    const seconds = runs.length > 1 ? runs[1].interval_seconds : 0;
+    const every = cadenceText(seconds);
+    let counted = String(starts.length);
+    if (capped && seconds && starts.length) {  // the plan stopped before the range did: estimate the rest
+      counted = `≈${(starts.length + Math.floor((view.end - starts[starts.length - 1]) / (seconds * 1000))).toLocaleString("en")}`;
+    }
+    shapes.note = `${counted} runs${every ? `, every ${every}` : ""}`;
+  } else {
+    visible.forEach((run, i) => {
+      const d = box(Date.parse(run.window_start), Date.parse(run.window_end));
+      if (i % 2) shapes.odd += d; else shapes.even += d;
+    });
+    shapes.starts = starts.map((t) => `M${xOf(view, t).toFixed(1)},1V${top + 3}`).join("");
+  }
+  return shapes;
+}
+
+function setIf(node, name, value) {
+  if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+}
+
+// One lane: <svg> with a <title>, grid, even windows, odd windows, band, starts and now (7 elements).
+function newLane() {
+  const lane = svg("svg", { class: "lane", viewBox: `0 0 ${LANE_WIDTH} 24`, preserveAspectRatio: "none", role: "img" });
+  const parts = {};
+  for (const name of ["title", "grid", "even", "odd", "band", "starts", "now"]) {
+    parts[name] = svg(name === "title" ? "title" : name === "now" ? "line" : "path", name === "title" ? {} : { class: name });
+    lane.append(parts[name]);
+  }
+  parts.now.setAttribute("y1", "0");
+  parts.now.setAttribute("y2", "24");
+  lane.parts = parts;
+  return lane;
+}
+
+function drawLane(lane, shapes, view, label) {
+  const p = lane.parts;
+  if (p.title.textContent !== label) p.title.textContent = label;
+  setIf(lane, "aria-label", label);
+  setIf(p.grid, "d", ticks(view).map((t) => `M${xOf(view, t).toFixed(1)},0V24`).join(""));
+  setIf(p.even, "d", shapes.even);
+  setIf(p.odd, "d", shapes.odd);
+  setIf(p.band, "d", shapes.band);
+  setIf(p.starts, "d", shapes.starts);
+  moveNow(lane, view);
+}
+
+function moveNow(lane, view) {
+  const x = xOf(view, view.now).toFixed(1);
+  setIf(lane.parts.now, "x1", x);
+  setIf(lane.parts.now, "x2", x);
+}

@@ -1,0 +1,134 @@
+"""The fleet load: run starts per minute over 24 hours, from each timetable's own next-run answers.
+
+Airflow's built-in timetables read the clock when they skip ahead, so the clock is frozen.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+import time_machine
+from airflow.timetables.interval import CronDataIntervalTimetable
+from airflow.timetables.simple import AssetTriggeredTimetable, NullTimetable
+from airflow.timetables.trigger import CronTriggerTimetable
+
+from tessera.plugin.api.load import RUN_CAP, FleetDag, dag_starts, fleet_load
+from tessera.timetables import Every, Fixed
+
+UTC = datetime.timezone.utc
+NOW = datetime.datetime(2026, 3, 2, 12, 3, 20, tzinfo=UTC)
+START = datetime.datetime(2026, 3, 2, 12, 3, tzinfo=UTC)
+LONG_AGO = datetime.datetime(2025, 1, 1, tzinfo=UTC)
+FLEET = 1000
+
+
+@pytest.fixture(autouse=True)
+def frozen():
+    with time_machine.travel(NOW, tick=False):
+        yield
+
+
+def _cron(expression: str) -> CronTriggerTimetable:
+    return CronTriggerTimetable(expression, timezone="UTC")
+
+
+def test_a_built_in_cron_counts_each_run_of_the_next_24_hours_from_its_own_answers():
+    answer = dag_starts(
+        FleetDag("plain", _cron("*/15 * * * *"), start_date=LONG_AGO),
+        start=START,
+        until=START + datetime.timedelta(days=1),
+    )
+    assert answer.source == "timetable" and not answer.capped and answer.error is None
+    assert len(answer.starts) == 96
+    assert answer.starts[0] == datetime.datetime(2026, 3, 2, 12, 15, tzinfo=UTC)
+    assert all(at.minute % 15 == 0 and at.second == 0 for at in answer.starts)
+
+
+def test_a_data_interval_cron_starts_at_each_interval_end():
+    answer = dag_starts(
+        FleetDag("hourly", CronDataIntervalTimetable("0 * * * *", timezone="UTC"), start_date=LONG_AGO),
+        start=START,
+        until=START + datetime.timedelta(days=1),
+    )
+    assert answer.starts[0] == datetime.datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+    assert len(answer.starts) == 24
+
+
+def test_asset_driven_and_unscheduled_dags_start_nothing_on_the_clock():
+    until = START + datetime.timedelta(days=1)
+    assets = AssetTriggeredTimetable([])
+    for timetable in (NullTimetable(), assets):
+        assert dag_starts(FleetDag("x", timetable), start=START, until=until).starts == []
+
+
+def test_a_dense_cadence_is_capped_and_says_so():
+    answer = dag_starts(
+        FleetDag("dense", Every("30s", key="dense")),
+        start=START,
+        until=START + datetime.timedelta(days=1),
+    )
+    assert answer.capped and len(answer.starts) == RUN_CAP
+
+
+def test_a_tessera_dag_starts_at_its_phase_after_each_occurrence():
+    answer = dag_starts(
+        FleetDag("phased", Every("1h", phase=Fixed("7m"), key="phased")),
+        start=START,
+        until=START + datetime.timedelta(days=1),
+    )
+    assert answer.source == "tessera"
+    assert answer.starts[:2] == [
+        datetime.datetime(2026, 3, 2, 12, 7, tzinfo=UTC),  # the 12:00 occurrence, 7 minutes on
+        datetime.datetime(2026, 3, 2, 13, 7, tzinfo=UTC),
+    ]
+    assert len(answer.starts) == 24
+
+
+def test_a_herd_is_a_spike_that_names_its_dags():
+    dags = [FleetDag(f"herd_{i}", _cron("0 * * * *"), start_date=LONG_AGO) for i in range(5)]
+    dags.append(FleetDag("alone", Every("1h", phase=Fixed("30m"), key="alone")))
+    load = fleet_load(dags, now=NOW)
+    assert load.start == START and len(load.counts) == 1440
+    assert load.total == 6 * 24 and load.peak == 5
+    assert load.peak_at == datetime.datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+    assert load.peak_to_mean == round(5 / (144 / 1440), 2)
+    assert len(load.spikes) == 10 and load.spikes[0].runs == 5
+    assert load.spikes[0].dag_ids == [f"herd_{i}" for i in range(5)]
+
+
+def test_a_broken_timetable_is_listed_with_its_error_and_the_rest_still_counts():
+    class Broken(NullTimetable):
+        def next_dagrun_info_v2(self, **kwargs):  # noqa: ANN003, ANN201
+            raise RuntimeError("boom")
+
+    load = fleet_load([FleetDag("broken", Broken()), FleetDag("ok", _cron("0 0 * * *"))], now=NOW)
+    errors = {d.dag_id: d.error for d in load.dags}
+    assert errors == {"broken": "RuntimeError: boom", "ok": None}
+    assert load.total == 1
+
+
+def _one_cadence(make):  # noqa: ANN001, ANN202
+    return fleet_load([FleetDag(f"dag_{i:04}", make(f"dag_{i:04}")) for i in range(FLEET)], now=NOW)
+
+
+def test_default_phases_flatten_a_herd_of_1000_dags_on_one_cadence():
+    """1,000 DAGs every 15 minutes: all at the quarter hour without phases; spread by their default phases."""
+    herd = _one_cadence(lambda key: Every("15m", phase=Fixed("0s"), key=key))
+    phased = _one_cadence(lambda key: Every("15m", key=key))
+    print(
+        f"1,000 DAGs every 15 minutes: peak-to-mean {herd.peak_to_mean} without phases, "
+        f"{phased.peak_to_mean} with default phases"
+    )
+    assert herd.peak_to_mean == 15.0  # every run of the fleet in one minute of each fifteen
+    assert phased.peak_to_mean < 2.0
+    # The load view's "without phases" figure of the phased fleet is the herd's, but for the edges of the
+    # 24 hours (a run that starts just after the first minute has its occurrence just before it).
+    assert herd.peak_to_mean_without_phases == 15.0
+    assert abs(phased.peak_to_mean_without_phases - 15.0) < 0.5
+
+
+def test_without_phases_counts_each_run_at_its_occurrence():
+    load = fleet_load([FleetDag("phased", Every("1h", phase=Fixed("7m30s"), key="phased"))], now=NOW)
+    assert load.counts.index(1) == 4  # 12:07:30, in the minute starting 12:07 (4 after 12:03)
+    assert load.counts_without_phases.index(1) == 57  # its occurrence 13:00 (12:00's is before the start)

@@ -1,0 +1,137 @@
+"""The Schedules page with 1,000 DAGs in real Chromium: a constant handful of elements per DAG, rows kept on reload.
+
+No Airflow here: Playwright answers the page's own requests, the page's files from
+``plugin/ui`` and the API's routes with 1,000 DAGs every 5 minutes (49 planned runs each,
+the most the page asks for), so only the page's rendering is measured. Counts are asserted,
+never time; the longest main-thread task of a reload is printed for the record.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .test_ui_browser import CHROMIUM, CHROMIUM_ARGS
+
+UI = Path(__file__).resolve().parents[2] / "plugin" / "ui"
+BASE = "http://tessera.test"
+FLEET = 1000
+PLANNED = 49
+ELEMENTS_PER_DAG = 45
+FIVE_MINUTES = datetime.timedelta(minutes=5)
+TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium (/usr/bin/chromium)")
+
+
+def _iso(moment: datetime.datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _run(occurrence: datetime.datetime) -> dict:
+    return {
+        "occurrence": _iso(occurrence),
+        "occurrence_local": occurrence.isoformat(),
+        "run_after": _iso(occurrence + datetime.timedelta(seconds=70)),
+        "window_start": _iso(occurrence - FIVE_MINUTES),
+        "window_end": _iso(occurrence),
+        "interval_seconds": 300.0,
+    }
+
+
+def _answers() -> dict[str, str]:
+    now = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
+    first = now - datetime.timedelta(minutes=now.minute % 5) + FIVE_MINUTES
+    runs = [_run(first + k * FIVE_MINUTES) for k in range(PLANNED)]
+
+    def dag(i: int, occurrences: list[dict]) -> dict:
+        return {
+            "dag_id": f"scale_{i:04}", "summary": "every 5m · phase 1m10s", "description": None, "timezone": "UTC",
+            "cadence_kind": "interval", "phase": "1m10s", "phase_ms": 70_000, "delay": None, "lookback": None,
+            "is_paused": False, "declared_schedule": None, "occurrences": occurrences, "contradictions": [],
+            "next_stored_run": {"occurrence": None, "run_after": None, "window_start": None, "window_end": None},
+            "error": None,
+        }  # fmt: skip
+
+    status = {
+        "summary": "every 5m", "is_paused": False, "last_fire": None, "last_run": None,
+        "next_fire": {"occurrence": None, "run_after": None, "window_start": None, "window_end": None},
+        "lateness": {"state": "on_time", "late": False, "occurrence": None, "late_after": None,
+                     "late_by_seconds": None, "reason": "", "rule": "phase + one interval"},
+        "last_outcome": "success", "skip_reason": None, "consecutive_failures": 0,
+        "conditions": [{"type": "SpecValid", "status": "True", "reason": "Valid", "message": ""},
+                       {"type": "Ready", "status": "True", "reason": "RunSucceeded", "message": ""}],
+        "cursors": [], "cursor_status": "not a cursor function", "error": None,
+    }  # fmt: skip
+    def plan(occurrences: list[dict]) -> dict:
+        return {"dags": [dag(i, occurrences) for i in range(FLEET)], "contradictions": [], "plan_check": "ok"}
+
+    return {
+        "plan?count=1": json.dumps(plan(runs[:1])),
+        f"plan?count={PLANNED}": json.dumps(plan(runs)),
+        "status": json.dumps({"dags": [{"dag_id": f"scale_{i:04}", **status} for i in range(FLEET)]}),
+        "triggers": json.dumps({"dags": []}),
+    }
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    answers = _answers()
+
+    def answer(route: object) -> None:
+        url = route.request.url
+        if "/tessera/api/v1/" in url:
+            key = url.split("/tessera/api/v1/", 1)[1]
+            body = next((text for prefix, text in answers.items() if key.startswith(prefix)), None)
+            if body is None:
+                return route.fulfill(status=404, body="{}", content_type="application/json")
+            return route.fulfill(status=200, body=body, content_type="application/json")
+        name = url.split("/tessera/ui/", 1)[1].split("?")[0] or "index.html"
+        path = UI / name
+        route.fulfill(status=200, body=path.read_bytes(), content_type=TYPES.get(path.suffix, "text/plain"))
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        tab = browser.new_page(viewport={"width": 1280, "height": 800})
+        tab.route(f"{BASE}/**", answer)
+        tab.goto(f"{BASE}/tessera/ui/")
+        last = tab.locator(f'tr.timeline[data-dag-id="scale_{FLEET - 1:04}"] .lane-note')
+        last.wait_for(state="attached", timeout=120_000)
+        tab.wait_for_function(
+            f"() => document.querySelector('tr.timeline[data-dag-id=\"scale_{FLEET - 1:04}\"] .lane-note')"
+            ".textContent.includes('runs')",
+            timeout=120_000,
+        )
+        yield tab
+        browser.close()
+
+
+def test_a_thousand_dags_cost_a_constant_handful_of_elements_each(page):
+    elements = page.evaluate("() => document.getElementsByTagName('*').length")
+    rows = page.evaluate("() => document.querySelectorAll('#schedules tbody tr.dag').length")
+    print(f"{FLEET} DAGs with {PLANNED} planned runs each: {elements} elements in the document")
+    assert rows == FLEET
+    assert elements <= FLEET * ELEMENTS_PER_DAG
+    assert page.evaluate("() => document.querySelectorAll('rect').length") == 0
+    band = page.locator('tr.timeline[data-dag-id="scale_0000"] .lane-note')
+    assert band.text_content().endswith("runs, every 5 min")
+
+
+def test_a_reload_updates_the_rows_in_place(page):
+    page.evaluate("() => document.querySelectorAll('#schedules tbody tr').forEach((tr) => { tr.kept = true; })")
+    before = page.evaluate("() => document.getElementsByTagName('*').length")
+    page.evaluate(
+        "() => { window.__longest = 0; new PerformanceObserver((list) => { for (const entry of list.getEntries())"
+        " window.__longest = Math.max(window.__longest, entry.duration); }).observe({ type: 'longtask' }); }"
+    )
+    page.evaluate("() => load()")  # the page's own 30-second reload, now
+    kept = page.evaluate("() => [...document.querySelectorAll('#schedules tbody tr')].every((tr) => tr.kept === true)")
+    assert kept, "a row was rebuilt"
+    assert page.evaluate("() => document.getElementsByTagName('*').length") == before
+    print(f"longest main-thread task during the reload: {page.evaluate('() => window.__longest'):.0f} ms")
