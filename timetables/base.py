@@ -22,8 +22,9 @@ from ._time.cadence import Cadence
 from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
 from ._time.durations import format_duration, parse_duration
 from ._time.phase import default_spread_bound
-from ._time.plan import Plan, PlannedRun
+from ._time.plan import Plan
 from .instants import from_us, to_us
+from .partition_plan import PartitionPlan
 from .policies import (
     CatchUp,
     Phase,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-class TesseraTimetable(PublicPlan, Timetable):
+class TesseraTimetable(PublicPlan, PartitionPlan, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
@@ -133,6 +134,8 @@ class TesseraTimetable(PublicPlan, Timetable):
         phase: Phase | None,
         catch_up: CatchUp | None,
         key: str | None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> None:
         """Validate and store the keywords every tessera timetable takes, and build its plan."""
         delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
@@ -141,6 +144,7 @@ class TesseraTimetable(PublicPlan, Timetable):
         self._catch_up = check_catch_up(catch_up)
         self._key = check_key(key)
         self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(cadence, key))
+        self._configure_partitions(cadence, partitioned, key_format)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -166,6 +170,8 @@ class TesseraTimetable(PublicPlan, Timetable):
             parts.append(f"phase {format_duration(self._plan.phase)}")
         if self._catch_up.backlog != 1:
             parts.append(f"catch-up {self._catch_up.describe()}")
+        if self._partition_keys is not None:
+            parts.append(f"partitioned {self._partition_keys.key_format}")
         return " · ".join(parts)
 
     @property
@@ -193,6 +199,7 @@ class TesseraTimetable(PublicPlan, Timetable):
             "dag_catchup": self._dag_catchup,
             "dag_end_us": self._dag_end_us,
         }
+        data.update(self._partition_spec())
         return data
 
     @staticmethod
@@ -206,6 +213,7 @@ class TesseraTimetable(PublicPlan, Timetable):
             "phase": None if phase is None else phase_from_dict(phase),
             "catch_up": catch_up_from_dict(data.get("catch_up", {"kind": "latest"})),
             "key": data.get("key"),
+            **PartitionPlan.partition_kwargs(data),
         }
 
     def _restore_binding(self, data: dict[str, Any]) -> TesseraTimetable:
@@ -220,12 +228,6 @@ class TesseraTimetable(PublicPlan, Timetable):
             raise AirflowTimetableInvalid(f"phase: {self._plan.phase}us must not be negative")
 
     # -- scheduling ---------------------------------------------------------------------------
-
-    def _info(self, run: PlannedRun) -> DagRunInfo:
-        return DagRunInfo(
-            run_after=from_us(run.run_after),
-            data_interval=DataInterval(from_us(run.window_start), from_us(run.window_end)),
-        )
 
     def next_dagrun_info_v2(
         self, *, last_dagrun_info: DagRunInfo | None, restriction: TimeRestriction
