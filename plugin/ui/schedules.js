@@ -44,7 +44,8 @@ function sameDay(a, b) {
 
 function windowText(run) {
   if (!run) return "—";
-  return `${when(run.window_start)} → ${when(run.window_end, !sameDay(run.window_start, run.window_end))}`;
+  const key = run.partition_key ? ` · key ${run.partition_key}` : "";
+  return `${when(run.window_start)} → ${when(run.window_end, !sameDay(run.window_start, run.window_end))}${key}`;
 }
 
 async function api(path, options = {}) {
