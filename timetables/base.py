@@ -232,9 +232,7 @@ class TesseraTimetable(PublicPlan, PartitionPlan, Timetable):
     def next_dagrun_info_v2(
         self, *, last_dagrun_info: DagRunInfo | None, restriction: TimeRestriction
     ) -> DagRunInfo | None:
-        last_end = None
-        if last_dagrun_info is not None and last_dagrun_info.data_interval is not None:
-            last_end = to_us(last_dagrun_info.data_interval.end)
+        last_end = None if last_dagrun_info is None else self._last_window_end(last_dagrun_info)
         run = self._plan.next_run(
             last_window_end=last_end,
             earliest=None if restriction.earliest is None else to_us(restriction.earliest),

@@ -69,6 +69,19 @@ class PartitionPlan:
                 key_format, timezone=self.timezone, shortest_gap_us=cadence.shortest_gap
             )
 
+    def _last_window_end(self, info: DagRunInfo) -> int | None:
+        """The window end of the previous run the scheduler steps from.
+
+        Airflow hands a partitioned DAG's previous run over without its data interval
+        (``get_run_data_interval`` drops it for every run with a key), only its
+        ``partition_date``: the period start, from which the window follows exactly.
+        """
+        if info.data_interval is not None:
+            return to_us(info.data_interval.end)
+        if self._partition_keys is None or info.partition_date is None:
+            return None
+        return self._plan.cadence.following(to_us(info.partition_date)) - self._plan.delay
+
     @property
     def key_format(self) -> str | None:
         """The ``strftime`` pattern of this timetable's partition keys (None when not partitioned)."""
