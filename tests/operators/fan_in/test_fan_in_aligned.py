@@ -93,3 +93,22 @@ def test_the_statement_and_the_python_form_agree() -> None:
     parsed = parse_schedule("SCHEDULE c AFTER 'a', 'b' ALIGN WINDOW;")
     assert parsed == Schedule("c", after=("a", "b"), align_window=True)
     assert parse_schedule("SCHEDULE c AFTER 'a', 'b';").align_window is False
+
+
+@pytest.mark.parametrize(
+    ("parents", "expected"),
+    [
+        pytest.param("INTERVAL_SECONDS 3600|INTERVAL_SECONDS 1800", [], id="hour-and-half-hour-meet"),
+        pytest.param("CRON '0 * * * *'|CRON '15 * * * *'", ["align_never_meets"], id="cron-never-meets"),
+        pytest.param("INTERVAL_SECONDS 60|AFTER 'x'", ["align_never_meets"], id="after-driven-parent"),
+    ],
+)
+def test_the_plan_check_names_an_aligned_schedule_that_never_fires(parents: str, expected: list[str]) -> None:
+    from tessera.operators.schedules.schedule_set import ScheduleSet
+    from tessera.operators.schedules.statement import parse_schedules
+
+    first, second = parents.split("|")
+    text = f"SCHEDULE x INTERVAL_SECONDS 60; SCHEDULE p1 {first}; SCHEDULE p2 {second};"
+    text += " SCHEDULE child AFTER 'p1', 'p2' ALIGN WINDOW;"
+    report = ScheduleSet(parse_schedules(text)).plan()
+    assert [c.kind for c in report.contradictions if c.schedule == "child"] == expected
