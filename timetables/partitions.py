@@ -21,6 +21,13 @@ saving a sub-daily cadence also needs ``%z``: a fall-back hour repeats the same 
 clock reading, and two periods must never share a key; the default then is
 ``"%Y-%m-%dT%H:%M:%S%z"``. Keys are pure functions of the period and the format, so
 every scheduler, process and restart computes the same ones.
+
+**Local-day roll-ups across daylight saving.** Airflow's ``DayWindow`` expects one key per
+wall-clock hour, a repeated hour at its *second* instance. ``Cron("0 * * * *",
+timezone=..., partitioned=True)`` (the CronJob DST policy runs both instances) covers the
+23- and 25-hour days; read its keys with ``StartOfDayMapper(timezone=...,
+input_format="%Y-%m-%dT%H:%M:%S%z")``. ``Every.hour(at=..., timezone=...)`` runs a repeated
+hour once, at its first instance, so a stock roll-up of its fall-back day never completes.
 """
 
 from __future__ import annotations
