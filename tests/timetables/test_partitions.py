@@ -15,6 +15,8 @@ from airflow.partition_mappers.window import DayWindow
 from airflow.serialization.decoders import decode_timetable
 from airflow.serialization.encoders import encode_timetable
 from airflow.timetables.base import TimeRestriction
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tessera.timetables import Calendar, Cron, Every
 
@@ -230,3 +232,29 @@ def test_an_hourly_cron_in_a_dst_zone_completes_a_stock_daily_rollup(day):
     keys = {i.partition_key for i in partitions(timetable, f"{day}T00:00:00", f"{day}T23:59:59")}
     assert {rollup.to_downstream(k) for k in keys} == {day}
     assert rollup.to_upstream(day) <= keys
+
+
+_ZONES = ["UTC", "Europe/Amsterdam", "America/New_York", "Australia/Lord_Howe", "Asia/Kolkata"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    minutes=st.sampled_from([1, 5, 15, 30, 60, 90, 120, 360]),
+    zone=st.sampled_from(_ZONES),
+    start_hours=st.integers(min_value=0, max_value=24 * 365 * 3),
+)
+def test_keys_are_unique_and_decode_to_their_own_period(minutes, zone, start_hours):
+    # Cron in a zone (DST folds and gaps included) when the minutes fit a cron field, else Every.
+    expression = f"*/{minutes} * * * *" if minutes < 60 else f"0 */{minutes // 60} * * *" if minutes % 60 == 0 else None
+    timetable = (
+        Cron(expression, timezone=zone, partitioned=True)
+        if expression is not None
+        else Every(f"{minutes}m", partitioned=True)
+    )
+    first = pendulum.datetime(2024, 1, 1).add(hours=start_hours)
+    with time_machine.travel(pendulum.datetime(2030, 1, 1), tick=False):
+        infos = list(timetable.iter_partition_dagrun_infos(earliest=first, latest=first.add(hours=26)))
+    keys = [info.partition_key for info in infos]
+    assert len(keys) == len(set(keys))
+    for info in infos:
+        assert timetable.resolve_partition_date(info.partition_key) == info.partition_date
