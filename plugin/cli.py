@@ -142,7 +142,8 @@ def render(plan: dict[str, Any], out: TextIO) -> None:
         for run in dag["occurrences"]:
             window = f"{_short(run['window_start'])} -> {_short(run['window_end'])}"
             local = run["occurrence_local"] if dag["timezone"] != "UTC" else ""
-            out.write(f"  {_short(run['occurrence']):<21}{_short(run['run_after']):<21}{window:<43}{local}\n")
+            key = f"  key {run['partition_key']}" if run.get("partition_key") else ""
+            out.write(f"  {_short(run['occurrence']):<21}{_short(run['run_after']):<21}{window:<43}{local}{key}\n")
         if not dag["occurrences"]:
             out.write("  (no clock-driven runs)\n")
     for item in plan["contradictions"]:

@@ -22,8 +22,9 @@ from ._time.cadence import Cadence
 from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
 from ._time.durations import format_duration, parse_duration
 from ._time.phase import default_spread_bound
-from ._time.plan import Plan, PlannedRun
+from ._time.plan import Plan
 from .instants import from_us, to_us
+from .partition_plan import PartitionPlan
 from .policies import (
     CatchUp,
     Phase,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
+class TesseraTimetable(PublicPlan, PartitionPlan, RecordsRuns, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
@@ -134,6 +135,8 @@ class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
         phase: Phase | None,
         catch_up: CatchUp | None,
         key: str | None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> None:
         """Validate and store the keywords every tessera timetable takes, and build its plan."""
         delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
@@ -142,6 +145,7 @@ class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
         self._catch_up = check_catch_up(catch_up)
         self._key = check_key(key)
         self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(cadence, key))
+        self._configure_partitions(cadence, partitioned, key_format)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -167,6 +171,8 @@ class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
             parts.append(f"phase {format_duration(self._plan.phase)}")
         if self._catch_up.backlog != 1:
             parts.append(f"catch-up {self._catch_up.describe()}")
+        if self._partition_keys is not None:
+            parts.append(f"partitioned {self._partition_keys.key_format}")
         return " · ".join(parts)
 
     @property
@@ -194,6 +200,7 @@ class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
             "dag_catchup": self._dag_catchup,
             "dag_end_us": self._dag_end_us,
         }
+        data.update(self._partition_spec())
         return data
 
     @staticmethod
@@ -207,6 +214,7 @@ class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
             "phase": None if phase is None else phase_from_dict(phase),
             "catch_up": catch_up_from_dict(data.get("catch_up", {"kind": "latest"})),
             "key": data.get("key"),
+            **PartitionPlan.partition_kwargs(data),
         }
 
     def _restore_binding(self, data: dict[str, Any]) -> TesseraTimetable:
@@ -222,18 +230,10 @@ class TesseraTimetable(PublicPlan, RecordsRuns, Timetable):
 
     # -- scheduling ---------------------------------------------------------------------------
 
-    def _info(self, run: PlannedRun) -> DagRunInfo:
-        return DagRunInfo(
-            run_after=from_us(run.run_after),
-            data_interval=DataInterval(from_us(run.window_start), from_us(run.window_end)),
-        )
-
     def next_dagrun_info_v2(
         self, *, last_dagrun_info: DagRunInfo | None, restriction: TimeRestriction
     ) -> DagRunInfo | None:
-        last_end = None
-        if last_dagrun_info is not None and last_dagrun_info.data_interval is not None:
-            last_end = to_us(last_dagrun_info.data_interval.end)
+        last_end = None if last_dagrun_info is None else self._last_window_end(last_dagrun_info)
         run = self._plan.next_run(
             last_window_end=last_end,
             earliest=None if restriction.earliest is None else to_us(restriction.earliest),

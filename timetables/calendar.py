@@ -49,6 +49,10 @@ class Calendar(TesseraTimetable):
         the window and the next run the UI shows stay nominal.
     :param catch_up: ``Latest()`` (default) or ``Backfill(limit=N)``.
     :param key: hash this instead of the DAG id to pick the phase.
+    :param partitioned: give each run Airflow's ``partition_key`` (its period's start on this
+        calendar's wall clock) and ``partition_date``; see :mod:`tessera.timetables.partitions`.
+    :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``, plus ``%z``
+        for a sub-daily cadence in a zone with daylight saving).
     """
 
     def __init__(
@@ -64,9 +68,20 @@ class Calendar(TesseraTimetable):
         phase: Phase | None = None,
         catch_up: CatchUp | None = None,
         key: str | None = None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> None:
         self._calendar = CalendarSpec.parse(unit, every=every, on=on, at=at, timezone=timezone)
-        self._configure(self._calendar.cadence(), delay=delay, window=window, phase=phase, catch_up=catch_up, key=key)
+        self._configure(
+            self._calendar.cadence(),
+            delay=delay,
+            window=window,
+            phase=phase,
+            catch_up=catch_up,
+            key=key,
+            partitioned=partitioned,
+            key_format=key_format,
+        )
 
     @classmethod
     def hour(
@@ -80,6 +95,8 @@ class Calendar(TesseraTimetable):
         phase: Phase | None = None,
         catch_up: CatchUp | None = None,
         key: str | None = None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> Calendar:
         """Every ``every`` hours (1, 2, 3, 4, 6, 8 or 12).
 
@@ -97,6 +114,8 @@ class Calendar(TesseraTimetable):
             phase=phase,
             catch_up=catch_up,
             key=key,
+            partitioned=partitioned,
+            key_format=key_format,
         )
 
     @classmethod
@@ -111,6 +130,8 @@ class Calendar(TesseraTimetable):
         phase: Phase | None = None,
         catch_up: CatchUp | None = None,
         key: str | None = None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> Calendar:
         """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (both or neither; ``timezone="UTC"`` for UTC).
 
@@ -126,6 +147,8 @@ class Calendar(TesseraTimetable):
             phase=phase,
             catch_up=catch_up,
             key=key,
+            partitioned=partitioned,
+            key_format=key_format,
         )
 
     @classmethod
@@ -141,6 +164,8 @@ class Calendar(TesseraTimetable):
         phase: Phase | None = None,
         catch_up: CatchUp | None = None,
         key: str | None = None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> Calendar:
         """Every ``every`` weeks (1 to 4) on weekday ``on`` (``"monday"`` or 0-6, 0 = Sunday) at ``at``.
 
@@ -158,6 +183,8 @@ class Calendar(TesseraTimetable):
             phase=phase,
             catch_up=catch_up,
             key=key,
+            partitioned=partitioned,
+            key_format=key_format,
         )
 
     @classmethod
@@ -173,6 +200,8 @@ class Calendar(TesseraTimetable):
         phase: Phase | None = None,
         catch_up: CatchUp | None = None,
         key: str | None = None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> Calendar:
         """Every ``every`` months (1 to 12) on day ``on`` (1 to 31) at ``at``.
 
@@ -192,6 +221,8 @@ class Calendar(TesseraTimetable):
             phase=phase,
             catch_up=catch_up,
             key=key,
+            partitioned=partitioned,
+            key_format=key_format,
         )
 
     @property

@@ -46,6 +46,10 @@ class Cron(TesseraTimetable):
         Default: none, runs start at the cron time, as a CronJob's do.
     :param catch_up: ``Latest()`` (default) or ``Backfill(limit=N)``.
     :param key: hash this instead of the DAG id to pick a ``Spread`` phase.
+    :param partitioned: give each run Airflow's ``partition_key`` (its period's start on this
+        schedule's wall clock) and ``partition_date``; see :mod:`tessera.timetables.partitions`.
+    :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``, plus ``%z``
+        for a sub-daily schedule in a zone with daylight saving).
 
     **Daylight saving time.** An occurrence is every instant at which the local wall clock
     reads a matching time, exactly as for a Kubernetes CronJob. On a fall-back day a time in
@@ -76,6 +80,8 @@ class Cron(TesseraTimetable):
         phase: Phase | None = None,
         catch_up: CatchUp | None = None,
         key: str | None = None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> None:
         zone = load_zone("timezone", timezone)
         self._dst = check_dst_policy(dst)
@@ -86,7 +92,16 @@ class Cron(TesseraTimetable):
             None if starting_deadline is None else parse_duration("starting_deadline", starting_deadline)
         )
         self._every_us = cadence.interval if isinstance(cadence, EpochGrid) else None
-        self._configure(cadence, delay=delay, window=window, phase=phase, catch_up=catch_up, key=key)
+        self._configure(
+            cadence,
+            delay=delay,
+            window=window,
+            phase=phase,
+            catch_up=catch_up,
+            key=key,
+            partitioned=partitioned,
+            key_format=key_format,
+        )
 
     @property
     def timezone(self) -> str:

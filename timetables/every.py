@@ -28,6 +28,10 @@ class Every(TesseraTimetable):
         whichever is shorter. Never moves the window.
     :param catch_up: ``Latest()`` (default) or ``Backfill(limit=N)``.
     :param key: hash this instead of the DAG id to pick the phase.
+    :param partitioned: give each run Airflow's ``partition_key`` and ``partition_date``, naming its
+        period (see :mod:`tessera.timetables.partitions`): backfill and clear by key, align asset
+        consumers on ``PartitionedAssetTimetable``.
+    :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``).
 
     The 12:05 occurrence of ``Every("5m", delay="30s", phase=Fixed("2m10s"))`` runs at
     12:07:10 and evaluates 11:59:30 -> 12:04:30; the 12:10 one evaluates 12:04:30 -> 12:09:30.
@@ -45,11 +49,22 @@ class Every(TesseraTimetable):
         phase: Phase | None = None,
         catch_up: CatchUp | None = None,
         key: str | None = None,
+        partitioned: bool = False,
+        key_format: str | None = None,
     ) -> None:
         interval_us = parse_duration("every", interval)
         check_interval("every", interval, interval_us)
         self._interval_us = interval_us
-        self._configure(EpochGrid(interval_us), delay=delay, window=window, phase=phase, catch_up=catch_up, key=key)
+        self._configure(
+            EpochGrid(interval_us),
+            delay=delay,
+            window=window,
+            phase=phase,
+            catch_up=catch_up,
+            key=key,
+            partitioned=partitioned,
+            key_format=key_format,
+        )
 
     # Calendar cadences read as sentences: Every.day(at="07:00", timezone="Europe/Amsterdam").
     @staticmethod

@@ -112,4 +112,9 @@ class PublicPlan:
             window_end=from_us(run.window_end),
             phase_ms=self._plan.phase // 1000,
             interval_ms=run.interval // 1000,
+            partition_key=self._partition_key(run),
         )
+
+    def _partition_key(self, run: PlannedRun) -> str | None:
+        partition = self._partition_of(run.occurrence)  # type: ignore[attr-defined]  # PartitionPlan's
+        return None if partition is None else partition[1]

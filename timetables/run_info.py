@@ -17,6 +17,8 @@ class RunSchedule:
     phase_ms: int
     interval_ms: int
     """The real spacing of this occurrence from the previous one (23h or 25h across a DST change)."""
+    partition_key: str | None = None
+    """Airflow's ``partition_key`` of this run when its timetable is ``partitioned`` (its period's start)."""
 
 
 def run_schedule(context: dict[str, Any]) -> RunSchedule | None:

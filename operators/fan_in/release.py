@@ -29,7 +29,8 @@ from tessera.operators.schedules.runs import (
 )
 from tessera.operators.schedules.state import read_state, write_state
 
-from .freshness import ParentFire, release_note, stale_parents
+from .aligned import aligned_consumers, release_aligned, window_line
+from .freshness import NOTE_LIMIT, ParentFire, release_note, stale_parents
 
 if TYPE_CHECKING:
     from airflow.models.dagrun import DagRun
@@ -68,6 +69,8 @@ def run_finished(dag_run: DagRun, session: Session) -> list[str]:
             continue
         members = [f"{run.dag_id}/{run.run_id} ({run.state})" for run in runs_of_fire(mine.fire, runs)]
         _emit(asset_id, dag_run, {"schedule": name, "fire": mine.fire, "runs": members}, session)
+        for child in release_aligned(asset_id, mine.fire, session):
+            log.info("Schedule %s completed window %s: released aligned child %s", name, mine.fire, child)
         state = {
             "count": int(stored.get("count", 0)) + 1,
             "last_fire": mine.fire,
@@ -104,6 +107,8 @@ def _emit(asset_id: int, dag_run: DagRun, facts: dict[str, Any], session: Sessio
         .join(DagModel, DagModel.dag_id == DagScheduleAssetReference.dag_id)
         .where(DagScheduleAssetReference.asset_id == asset_id, DagModel.is_paused.is_(False))
     ).all()
+    aligned = set(aligned_consumers(asset_id, session))  # queued per whole window, by release_aligned
+    consumers = [dag_id for dag_id in consumers if dag_id not in aligned]
     if not consumers:
         return
     rows = [{"asset_id": asset_id, "target_dag_id": dag_id} for dag_id in consumers]
@@ -167,6 +172,12 @@ def run_started(dag_run: DagRun, session: Session) -> str | None:
             tags = {"dag_id": dag_run.dag_id, "schedule": name, "parent": parent}
             emit(Metric(STALE_METRIC, "counter"), tags, where="core")
     note = release_note(released, stale, last, now=now, hours=hours)
+    if record.get("align_window"):
+        consumed = [
+            (e.asset.uri, (e.extra or {}).get("tessera", {}).get("fire", "")) for e in dag_run.consumed_asset_events
+        ]
+        line = window_line(consumed, parents)
+        note = "\n".join(filter(None, [line, note]))[:NOTE_LIMIT]
     if not note:
         return None
     dag_run.note = note if not dag_run.note else f"{dag_run.note}\n{note}"

@@ -19,6 +19,8 @@ from typing import Any
 TAG_PREFIX = "tessera-schedule:"
 ASSET_SCHEME = "x-tessera-schedule"
 RECORD_KEY = "tessera_schedule"
+ALIGN_TAG = "tessera-align-window"
+"""The tag of a pipeline whose AFTER schedule aligns windows: fan-in queues it only per whole window."""
 
 
 def schedule_tag(name: str) -> str:

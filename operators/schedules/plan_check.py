@@ -5,6 +5,8 @@ Contradictions the parser cannot see because they span schedules or DAG files:
 - ``unknown_parent`` (error): an AFTER name no schedule declares holds the chain forever;
 - ``after_cycle`` (error): schedules behind each other never fire;
 - ``no_pipelines`` (error, when the pipelines are known): a schedule no DAG uses;
+- ``align_never_meets`` (error): an ``ALIGN WINDOW`` schedule whose parents' fires do not end
+  at a common instant (or that waits on an AFTER-driven parent) never fires;
 - warnings for policy that does not do what it reads like (a time zone on an
   interval, a retry delay without retries, catch-up runs that overlap).
 
@@ -126,6 +128,30 @@ def _warnings(schedule: Schedule) -> Iterable[Contradiction]:
         )  # fmt: skip
 
 
+def _aligned_problems(schedule: Schedule, schedules: Mapping[str, Schedule], now: datetime.datetime) -> list[str]:
+    """Why an ALIGN WINDOW schedule would never fire: reasons, empty when its parents' windows meet.
+
+    A window completes at an instant where every parent's fire ends; the slowest parent's next
+    three fire ends are the candidates (three timetable steps per parent each, whatever the cadence).
+    """
+    parents = [schedules[name] for name in schedule.after or () if name in schedules]
+    chained = [p.name for p in parents if p.driver == "after"]
+    if chained:
+        return [f"its parents {chained} are AFTER-driven: their fires are named by events, not by instants"]
+    if len(parents) < 2:
+        return []
+    plans = {p.name: timetable_of(p) for p in parents}
+    ends = {name: [run.window_end for run in tt.upcoming(after=now, count=2)] for name, tt in plans.items()}
+    slowest = max(ends, key=lambda name: ends[name][1] - ends[name][0])
+    candidates = [run.window_end for run in plans[slowest].upcoming(after=now, count=3)]
+    tiny = datetime.timedelta(microseconds=1)
+    for end in candidates:
+        if all(tt.upcoming(after=end - tt.phase - tiny, count=1)[0].window_end == end for tt in plans.values()):
+            return []
+    listed = ", ".join(end.isoformat() for end in candidates)
+    return [f"none of {slowest}'s next fires ({listed}) ends when every parent's does"]
+
+
 def check_plan(
     schedules: Mapping[str, Schedule],
     *,
@@ -162,6 +188,12 @@ def check_plan(
                 "or remove it",
             ))  # fmt: skip
         problems.extend(_warnings(schedule))
+        if schedule.align_window:
+            problems.extend(
+                Contradiction(name, "align_never_meets", "error", f"{name}: ALIGN WINDOW never fires: {reason}; "
+                              "align parents whose fires end together (e.g. every 3600 s and every 1800 s)")
+                for reason in _aligned_problems(schedule, schedules, now)
+            )  # fmt: skip
     for cycle in _cycles(schedules):
         problems.append(Contradiction(
             cycle[0], "after_cycle", "error",

@@ -32,7 +32,7 @@ from typing import Any
 from tessera.operators.excerpt import excerpt
 
 from .checks import INT32_MAX
-from .identity import RECORD_KEY, schedule_asset, schedule_tag
+from .identity import ALIGN_TAG, RECORD_KEY, schedule_asset, schedule_tag
 from .notify import notifiers
 from .schedule import Schedule
 
@@ -88,6 +88,7 @@ def policy_record(schedule: Schedule) -> dict[str, Any]:
         "after": list(schedule.after or ()),
         "parent_freshness_hours": schedule.freshness_hours,
         "max_wave_concurrent": schedule.max_wave_concurrent,
+        **({"align_window": True} if schedule.align_window else {}),
     }
 
 
@@ -120,6 +121,8 @@ def dag_kwargs(schedule: Schedule, /, **dag_args: Any) -> dict[str, Any]:
     kwargs["is_paused_upon_creation"] = not schedule.active
     kwargs["default_args"] = {**own_defaults, **defaults, RECORD_KEY: policy_record(schedule)}
     kwargs["tags"] = [*(dag_args.get("tags") or ()), schedule_tag(schedule.name)]
+    if schedule.align_window:
+        kwargs["tags"].append(ALIGN_TAG)
     if schedule.description is not None and not dag_args.get("description"):
         kwargs["description"] = schedule.description
     emails, urls = schedule.notify, schedule.webhook

@@ -36,6 +36,10 @@ class Schedule:
     are in range): whatever Airflow later makes of a value, it cannot overflow there.
 
     :param name: how DAGs and ``after`` lists refer to this schedule.
+    :param align_window: (``after`` only) release once per *window* instead of per fire set: the
+        schedule fires for an instant when every parent has completed (failed or not) its fire
+        ending at that instant, e.g. once an hour behind an hourly and a 30-minute parent
+        (see :mod:`tessera.operators.fan_in.aligned`).
     :param parent_freshness: hours, 0 to 8784 (``after`` only; 0 or ``None`` = off). A fire whose
         parents have not all completed a fire within this window still runs; the stale parents are
         named on the run's note, in the scheduler log and in the ``tessera.schedule.stale_parent`` metric.
@@ -62,6 +66,7 @@ class Schedule:
     timezone: str | None = None
     interval_seconds: int | None = None
     after: tuple[str, ...] | None = None
+    align_window: bool = False
     parent_freshness: float | int | None = None
     description: str | None = None
     retries: int | None = None
@@ -96,6 +101,13 @@ class Schedule:
             put("after", check.after(self.after))
             if self.name in self.after:
                 raise ScheduleError("after", f"after: {list(self.after)!r} names the schedule itself; remove it")
+        put("align_window", check.flag("align_window", self.align_window))
+        if self.align_window and self.after is None:
+            raise ScheduleError(
+                "align_window",
+                "align_window: True needs an AFTER driver (it aligns the parents' windows); "
+                "remove it or drive the schedule with after=[...]",
+            )
         if self.parent_freshness is not None and self.after is None:
             raise ScheduleError(
                 "parent_freshness",

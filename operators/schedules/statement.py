@@ -38,6 +38,7 @@ _CLAUSES: dict[str, tuple[str, str]] = {
     "TIMEZONE": ("timezone", "string"),
     "INTERVAL_SECONDS": ("interval_seconds", "number"),
     "AFTER": ("after", "names"),
+    "ALIGN": ("align_window", "align"),  # ALIGN WINDOW
     "PARENT_FRESHNESS": ("parent_freshness", "number"),
     "DESCRIPTION": ("description", "string"),
     "RETRIES": ("retries", "number"),
@@ -181,6 +182,11 @@ class _Parser:
     def value(self, keyword: str, kind: str) -> Any:
         if kind == "flag":
             return keyword == "ACTIVE"
+        if kind == "align":
+            token = self.take()
+            if token.kind != "word" or token.text.upper() != "WINDOW":
+                self.fail(token.offset, f"ALIGN expects WINDOW, found {excerpt(token.text)}")
+            return True
         if kind in ("strings", "names"):
             items = [self.single(keyword, kind)]
             while self.is_punct(","):

@@ -28,6 +28,9 @@ class PlannedOccurrence(_Model):
     window_start: Instant = Field(description="Start of the window the run evaluates (its logical date).")
     window_end: Instant = Field(description="End of the window the run evaluates (exclusive).")
     interval_seconds: float = Field(description="Real spacing from the previous occurrence (23 h / 25 h across DST).")
+    partition_key: str | None = Field(
+        default=None, description="Airflow's partition_key of the run when its timetable is partitioned."
+    )
 
 
 class StoredNextRun(_Model):

@@ -225,6 +225,7 @@ def occurrence_of(run: RunSchedule, timezone: str) -> PlannedOccurrence:
         window_start=run.window_start,
         window_end=run.window_end,
         interval_seconds=run.interval_ms / 1000,
+        partition_key=run.partition_key,
     )
 
 

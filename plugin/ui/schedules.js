@@ -21,8 +21,10 @@ function when(iso, withDate = true) {
 }
 
 function windowText(run) {
+  if (!run) return "—";
   const sameDay = run.window_start.slice(0, 10) === run.window_end.slice(0, 10);
-  return `${when(run.window_start)} → ${when(run.window_end, !sameDay)}`;
+  const key = run.partition_key ? ` · key ${run.partition_key}` : "";
+  return `${when(run.window_start)} → ${when(run.window_end, !sameDay)}${key}`;
 }
 
 async function api(path, options = {}) {

@@ -123,3 +123,22 @@ def test_contradictions_are_printed_and_fail_the_command(tmp_path, capsys, files
 def test_usage_errors_exit_2(argv, capsys):
     assert main(argv) == EXIT_USAGE
     assert capsys.readouterr().err.startswith("tessera plan: ")
+
+
+PARTITIONED = """
+from airflow.sdk import DAG
+from tessera.timetables import Every, Fixed
+
+with DAG("cli_partitioned", schedule=Every("1h", delay="5m", phase=Fixed("0s"), partitioned=True), start_date=None):
+    pass
+"""
+
+
+def test_a_partitioned_dag_shows_each_runs_partition_key(tmp_path, capsys):
+    folder = _folder(tmp_path, partitioned=PARTITIONED)
+    assert main(["plan", str(folder), "--count", "2", "--after", AFTER]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "2026-03-02 11:55:00 -> 2026-03-02 12:55:00" in out and "key 2026-03-02T12:00:00" in out
+    assert main(["plan", str(folder), "--count", "1", "--after", AFTER, "--json"]) == EXIT_OK
+    (run,) = json.loads(capsys.readouterr().out)["dags"][0]["occurrences"]
+    assert run["partition_key"] == "2026-03-02T12:00:00"

@@ -1,0 +1,150 @@
+"""Airflow's partition surface of a tessera timetable: keys, backfill ranges and decoding.
+
+Mixed into :class:`~tessera.timetables.base.TesseraTimetable` next to the public plan.
+What a key names, and why, is :mod:`tessera.timetables.partitions`.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import TYPE_CHECKING, Any
+
+from airflow._shared.timezones.timezone import utcnow
+from airflow.exceptions import InvalidPartitionKeyError
+from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
+
+from .instants import from_us, to_us
+from .partitions import PartitionKeys
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pendulum import DateTime
+
+    from ._time.cadence import Cadence
+    from ._time.plan import Plan, PlannedRun
+
+
+class PartitionPlan:
+    """The partition half of a tessera timetable; inert unless ``partitioned=True`` was given."""
+
+    _plan: Plan
+    partitioned: bool = False
+    """Airflow's switch: each run carries its period's ``partition_key`` and ``partition_date``."""
+    _partition_keys: PartitionKeys | None = None
+    _key_format: str | None = None
+    """The ``key_format`` as given (None: the default of :mod:`~tessera.timetables.partitions`)."""
+
+    timezone: str
+    summary: str
+
+    def _info(self, run: PlannedRun) -> DagRunInfo:
+        """What the scheduler gets for one planned run: its window, and its partition when partitioned."""
+        partition = self._partition_of(run.occurrence)
+        return DagRunInfo(
+            run_after=from_us(run.run_after),
+            data_interval=DataInterval(from_us(run.window_start), from_us(run.window_end)),
+            partition_date=None if partition is None else partition[0],
+            partition_key=None if partition is None else partition[1],
+        )
+
+    def _partition_spec(self) -> dict[str, Any]:
+        # Added keys only, so a DAG serialized before partitions existed still loads.
+        return {"partitioned": True, "key_format": self._key_format} if self.partitioned else {}
+
+    @staticmethod
+    def partition_kwargs(data: dict[str, Any]) -> dict[str, Any]:
+        """The constructor keywords ``_partition_spec`` wrote."""
+        return {"partitioned": data.get("partitioned", False), "key_format": data.get("key_format")}
+
+    def _configure_partitions(self, cadence: Cadence, partitioned: object, key_format: str | None) -> None:
+        if not isinstance(partitioned, bool):
+            raise TypeError(f"partitioned: {partitioned!r} is a {type(partitioned).__name__}; give True or False")
+        if key_format is not None and not partitioned:
+            raise ValueError(f"key_format: {key_format!r} given without partitioned=True; add partitioned=True")
+        if partitioned:
+            self.partitioned = True
+            self._key_format = key_format
+            self._partition_keys = PartitionKeys.build(
+                key_format, timezone=self.timezone, shortest_gap_us=cadence.shortest_gap
+            )
+
+    def _last_window_end(self, info: DagRunInfo) -> int | None:
+        """The window end of the previous run the scheduler steps from.
+
+        Airflow hands a partitioned DAG's previous run over without its data interval
+        (``get_run_data_interval`` drops it for every run with a key), only its
+        ``partition_date``: the period start, from which the window follows exactly.
+        """
+        if info.data_interval is not None:
+            return to_us(info.data_interval.end)
+        if self._partition_keys is None or info.partition_date is None:
+            return None
+        return self._plan.cadence.following(to_us(info.partition_date)) - self._plan.delay
+
+    @property
+    def key_format(self) -> str | None:
+        """The ``strftime`` pattern of this timetable's partition keys (None when not partitioned)."""
+        return None if self._partition_keys is None else self._partition_keys.key_format
+
+    def _partition_of(self, occurrence: int) -> tuple[DateTime, str] | None:
+        """The ``partition_date`` and ``partition_key`` of the run of ``occurrence`` (None: not partitioned)."""
+        keys = self._partition_keys
+        if keys is None:
+            return None
+        period_start = self._plan.cadence.preceding(occurrence)
+        return from_us(period_start), keys.encode(period_start)
+
+    def iter_partition_dagrun_infos(
+        self, *, earliest: datetime.datetime, latest: datetime.datetime
+    ) -> Iterator[DagRunInfo]:
+        """One run per period whose start (the ``partition_date``) is in ``[earliest, latest]``, oldest first.
+
+        Both bounds are read on this timetable's wall clock (Airflow's rule for partition
+        ranges). The runs are the ones the scheduler creates (same window, key and
+        ``run_after``), so a backfill finds, and does not duplicate, a window that already
+        ran. A period whose occurrence is still ahead is left out: its data has not landed,
+        as Airflow leaves out unfinished intervals when it backfills a DAG without partitions.
+        Cost: one cadence step per period in the range.
+        """
+        if self._partition_keys is None:
+            raise NotImplementedError(f"{type(self).__name__} is not partitioned; give partitioned=True")
+        cadence, now = self._plan.cadence, to_us(utcnow())
+        start = cadence.at_or_after(to_us(self.localize_partition_datetime(earliest)))
+        last = to_us(self.localize_partition_datetime(latest))
+        while start <= last:
+            occurrence = cadence.following(start)
+            if occurrence > now:
+                return
+            yield self._info(self._plan.run(occurrence))
+            start = occurrence
+
+    def localize_partition_datetime(self, dt: datetime.datetime) -> DateTime:
+        """``dt``'s wall-clock reading as an instant in this timetable's zone (UTC when not partitioned)."""
+        keys = self._partition_keys
+        if keys is None:
+            return Timetable.localize_partition_datetime(self, dt)  # type: ignore[arg-type]
+        return from_us(to_us(keys.localize(dt)))
+
+    def _decode_partition_date(self, partition_key: str) -> datetime.datetime | None:
+        """The period start ``partition_key`` names; refuses a key that names no period of this schedule."""
+        keys = self._partition_keys
+        if keys is None:
+            return None
+        cadence = self._plan.cadence
+        try:
+            candidates = keys.candidates(partition_key)
+        except ValueError as error:
+            example = keys.encode(cadence.at_or_before(0))
+            raise InvalidPartitionKeyError(
+                f"partition_key: {partition_key!r} does not match key_format {keys.key_format!r} ({error}); "
+                f"give a key as the scheduler writes it, e.g. {example!r}"
+            ) from error
+        for instant in candidates:
+            if cadence.at_or_after(instant) == instant and keys.encode(instant) == partition_key:
+                return from_us(instant)
+        nearest = keys.encode(cadence.at_or_before(candidates[0]))
+        raise InvalidPartitionKeyError(
+            f"partition_key: {partition_key!r} is not the start of a period of {self.summary}; "
+            f"the nearest one before it is {nearest!r}"
+        )
