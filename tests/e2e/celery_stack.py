@@ -34,6 +34,19 @@ WORKERS = {"worker-a": "node-a", "worker-b": "node-b"}
 CAP = 2
 """``[tessera] max_concurrent_dispatches`` in this deployment."""
 
+FIRST_DAGS = (
+    "celery_alternate",
+    "celery_forbid",
+    "celery_fan_a",
+    "celery_fan_b",
+    "celery_fan_child",
+    "celery_wave_1",
+    "celery_wave_2",
+    "celery_listed_nodes",
+    "celery_all_nodes",
+)
+"""Unpaused as soon as the deployment is up, so the tests of several modules gather their runs side by side."""
+
 ROUTED = {"celery_alternate": (10, 2), "celery_forbid": (5, 4)}
 """DAG id -> (its cadence in seconds, cycle): occurrence k goes to ``node-a`` when ``k % cycle < cycle / 2``."""
 
@@ -154,7 +167,10 @@ def start_celery_stack(home: CeleryHome) -> None:
 def celery_stack(
     postgres_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[CeleryHome]:
-    """The Celery deployment (see the module docstring), DAGs from ``tests/e2e/dags_celery``; all paused."""
+    """The Celery deployment (see the module docstring), DAGs from ``tests/e2e/dags_celery``.
+
+    :data:`FIRST_DAGS` are unpaused once it is up; the others stay paused until a test needs them.
+    """
     if not REDIS_SERVER.exists():
         reason = f"{REDIS_SERVER} not installed; apt-get install redis-server"
         if __import__("os").environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -174,16 +190,18 @@ def celery_stack(
         AIRFLOW__CORE__EXECUTOR="CeleryExecutor",
         AIRFLOW__CORE__PARALLELISM="8",
         AIRFLOW__CELERY__BROKER_URL=f"{redis.url}/0",
-        AIRFLOW__CELERY__RESULT_BACKEND=f"{redis.url}/1",
+        # Task states in the metadata database, Airflow's default and what production uses: with
+        # them in Redis too, a broker outage fails the schedulers' state sync and stops them.
+        AIRFLOW__CELERY__RESULT_BACKEND="db+" + home.database_url.replace("+psycopg2", ""),
         AIRFLOW__OPERATORS__DEFAULT_QUEUE="default",
         AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{_free_port()}/execution/",
         AIRFLOW__API_AUTH__JWT_SECRET="tessera-e2e-" + "s" * 64,
         AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT="20",
         AIRFLOW__WORKERS__EXECUTION_API_RETRY_WAIT_MIN="0.2",
         AIRFLOW__WORKERS__EXECUTION_API_RETRY_WAIT_MAX="1",
-        # A message a lost worker took but never acknowledged goes back to the queue after 30 s
-        # (default 6 h), so the tier sees the redelivery Celery makes after a crash.
-        AIRFLOW__CELERY_BROKER_TRANSPORT_OPTIONS__VISIBILITY_TIMEOUT="30",
+        # A message a lost worker took but never acknowledged goes back to a queue after 20 s
+        # (default a day), so the tier sees the redelivery Celery makes after a crash.
+        AIRFLOW__CELERY_BROKER_TRANSPORT_OPTIONS__VISIBILITY_TIMEOUT="20",
         AIRFLOW__TESSERA__MAX_CONCURRENT_DISPATCHES=str(CAP),
         AIRFLOW__TESSERA__NODES=",".join([*WORKERS.values(), "node-c"]),
     )
@@ -193,6 +211,7 @@ def celery_stack(
         migrated = home.cli("db", "migrate", timeout=600)
         assert migrated.returncode == 0, migrated.stderr[-3000:]
         start_celery_stack(home)
+        set_paused(home, FIRST_DAGS, False)
         yield home
     finally:
         home.stop()

@@ -179,3 +179,8 @@ def postgres_stack(
     finally:
         home.stop()
         keep_artifacts_if_failed(home, request, failed_before)
+
+
+# The Celery tier's deployment, shared by every test_celery_*.py module (a session fixture must be
+# defined once, here, or each module importing it would start its own). Imported last: it uses the above.
+from .celery_stack import celery_stack  # noqa: E402, F401
