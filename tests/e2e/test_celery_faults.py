@@ -41,6 +41,8 @@ def alternating(celery_stack: CeleryHome) -> Iterator[CeleryHome]:
 @pytest.mark.e2e
 def test_a_worker_killed_mid_fire_neither_advances_nor_reruns_the_cursor(alternating: CeleryHome) -> None:
     home = alternating
+    # A stored cursor first, so "the cursor did not advance" compares two real cursors.
+    home.wait_for("a clean fire", lambda: fire_state(home, ALTERNATE)["stored"] is not None, timeout=WAIT, interval=3)
     control = home.root / "cursor-control"
     (control / f"hang-{ALTERNATE}").touch()
     try:
@@ -54,6 +56,8 @@ def test_a_worker_killed_mid_fire_neither_advances_nor_reruns_the_cursor(alterna
     killed = json.loads(hanging)
     stored_before = fire_state(home, ALTERNATE)["stored"]
     assert stored_before == killed["cursor"]
+    worker_log = home.process_logs / "worker-b.log"
+    logged_before = worker_log.stat().st_size
     # kill -9 of the whole worker: Celery's main process, its pool, the task's supervisor and the task.
     home.kill("worker-b")
     killed_at = time.monotonic()
@@ -77,6 +81,13 @@ def test_a_worker_killed_mid_fire_neither_advances_nor_reruns_the_cursor(alterna
     # Never re-run: the message Celery redelivers finds the task instance no longer queued.
     again = [c for c in calls(home, ALTERNATE, "start") if c["run_id"] == killed["run_id"]]
     assert len(again) == 1, again
+    # ... and the redelivery did happen (the lost worker never acknowledged the message), so that held:
+    # the Execution API refused to start the task instance again, still running or already failed.
+    with worker_log.open("rb") as log:
+        log.seek(logged_before)
+        redelivered = log.read()
+    refused = b"ignoring redelivered message" in redelivered or b"invalid_state" in redelivered
+    assert refused, "Celery redelivered nothing: the re-run went untested"
     # The next fire resumed from the killed fire's cursor, and the chain of clean fires is unbroken.
     clean = check_cursor_chain(home, ALTERNATE)
     started = [c["run_id"] for c in calls(home, ALTERNATE, "start")]
