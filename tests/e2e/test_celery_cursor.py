@@ -57,7 +57,17 @@ def _clean_fires(home: CeleryHome, dag_id: str, count: int) -> bool:
 @pytest.mark.e2e
 def test_fires_alternating_between_two_workers_carry_the_cursor_exactly(cursors: CeleryHome) -> None:
     home = cursors
-    home.wait_for(f"4 clean fires of {ALTERNATE}", lambda: _clean_fires(home, ALTERNATE, 4), timeout=WAIT, interval=3)
+
+    def handovers() -> int:
+        # Consecutive clean fires on different workers: the cursor crossed machines in between.
+        fires = fire_state(home, ALTERNATE)["fires"]
+        workers = [
+            c["worker"] for c in calls(home, ALTERNATE, "start") if fires.get(c["run_id"], [None])[0] == "Succeeded"
+        ]
+        return sum(a != b for a, b in zip(workers, workers[1:]))
+
+    # Ticks a slow fire made Forbid skip can put two clean fires in a row on one worker: wait for three handovers.
+    home.wait_for(f"3 handovers between the workers of {ALTERNATE}", lambda: handovers() >= 3, timeout=WAIT, interval=3)
     clean = check_cursor_chain(home, ALTERNATE)
     tis = task_instances(home, ALTERNATE)
     for call in clean:
@@ -65,10 +75,7 @@ def test_fires_alternating_between_two_workers_carry_the_cursor_exactly(cursors:
         # Each fire ran on the worker of the queue the policy chose for it, and said so to the API server.
         assert (state, hostname, call["worker"]) == ("success", WORKER_OF[queue], WORKER_OF[queue]), call
     workers = [call["worker"] for call in clean]
-    assert set(workers) == set(WORKER_OF.values()), workers
-    # Consecutive occurrences go to different workers: the cursor crossed machines at each handover.
-    handovers = sum(a != b for a, b in zip(workers, workers[1:]))
-    assert handovers >= len(workers) // 2, workers
+    assert sum(a != b for a, b in zip(workers, workers[1:])) >= 3, workers
 
 
 @pytest.mark.e2e

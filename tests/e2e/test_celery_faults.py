@@ -4,9 +4,10 @@
 fires on ``worker-a`` and ``worker-b``. A fire on worker-b is made to hang, and the
 whole worker is killed: Celery's main process, its pool, the task's supervisor and
 the task. The deployment's broker hands a message a lost worker never acknowledged
-back to a queue after 20 s (``visibility_timeout``), and a replacement worker-b is
-started at once, so the test also sees what Celery's redelivery does. Runs after the
-other modules that need worker-b's runs, which the kill would cut short.
+back to its queue once it is older than 20 s (``visibility_timeout``) when a consumer
+connects: the replacement worker-b is started after that, so the test sees Celery
+redeliver the lost fire's message, and waits until that delivery has been refused.
+Runs after the other modules that need worker-b's runs, which the kill would cut short.
 
 Then the broker (Redis, append-only, fsync on every write) is stopped for longer than
 an occurrence and started again on the same port and data.
@@ -60,12 +61,21 @@ def test_a_worker_killed_mid_fire_neither_advances_nor_reruns_the_cursor(alterna
     logged_before = worker_log.stat().st_size
     # kill -9 of the whole worker: Celery's main process, its pool, the task's supervisor and the task.
     home.kill("worker-b")
-    killed_at = time.monotonic()
-    home.start_worker("worker-b")  # a replacement on the same node; Celery may redeliver the lost message to it
+    # A replacement on the same node, once the message the lost worker took is older than the
+    # visibility timeout (20 s): a consumer connecting then hands such messages back to their queue.
+    time.sleep(25)
+    home.start_worker("worker-b")
+
+    def refused_redelivery() -> bool:
+        # The Execution API refused to start the task instance again, still running or already failed.
+        with worker_log.open("rb") as log:
+            log.seek(logged_before)
+            since = log.read()
+        return b"ignoring redelivered message" in since or b"invalid_state" in since
 
     def settled() -> dict | None:
-        # Past Celery's visibility timeout (20 s) plus its restore cycle, and a clean fire on each worker since.
-        if time.monotonic() - killed_at < 50:
+        # The redelivery refused, and a clean fire on each worker since the kill.
+        if not refused_redelivery():
             return None
         state = fire_state(home, ALTERNATE)
         order = [c["run_id"] for c in calls(home, ALTERNATE, "start")]
@@ -74,20 +84,15 @@ def test_a_worker_killed_mid_fire_neither_advances_nor_reruns_the_cursor(alterna
         clean = [r for r in later if state["fires"].get(r, [None])[0] == "Succeeded"]
         return state if len(clean) >= 2 and workers == {"worker-a", "worker-b"} else None
 
-    after = home.wait_for("clean fires on both workers after the kill", settled, timeout=WAIT, interval=3)
+    after = home.wait_for(
+        "Celery's redelivery to be refused and clean fires on both workers after the kill", settled, timeout=WAIT
+    )
     # The lost fire: never reported, so Unknown (not Failed), its task instance failed by the heartbeat timeout.
     assert after["fires"][killed["run_id"]] == ["Unknown", "FireLost"], after["fires"]
     assert task_instances(home, ALTERNATE)[killed["run_id"]][0] == "failed"
     # Never re-run: the message Celery redelivers finds the task instance no longer queued.
     again = [c for c in calls(home, ALTERNATE, "start") if c["run_id"] == killed["run_id"]]
     assert len(again) == 1, again
-    # ... and the redelivery did happen (the lost worker never acknowledged the message), so that held:
-    # the Execution API refused to start the task instance again, still running or already failed.
-    with worker_log.open("rb") as log:
-        log.seek(logged_before)
-        redelivered = log.read()
-    refused = b"ignoring redelivered message" in redelivered or b"invalid_state" in redelivered
-    assert refused, "Celery redelivered nothing: the re-run went untested"
     # The next fire resumed from the killed fire's cursor, and the chain of clean fires is unbroken.
     clean = check_cursor_chain(home, ALTERNATE)
     started = [c["run_id"] for c in calls(home, ALTERNATE, "start")]
