@@ -3,7 +3,8 @@
 Each DAG takes its schedule's whole policy with ``**SCHEDULES.dag_kwargs(name)``:
 ``daily_etl`` retries three times five minutes apart with an hour per attempt;
 ``hourly_sync`` never overlaps itself, goes first when slots are short and alerts
-by email and webhook on failure; ``distributed_refresh`` runs on any worker;
+by email and webhook on failure; ``distributed_refresh`` runs one copy on every
+node of the deployment (``[tessera] nodes``; a deployment without it is one node);
 ``weekly_archive`` is created switched off and, once switched on, runs every
 Sunday it missed, oldest first, one at a time.
 """
@@ -35,9 +36,15 @@ for name, start in (
         **SCHEDULES.dag_kwargs(name, tags=["tessera", "declared"]),
     ) as dag:
 
-        @task
-        def run(schedule: str = name, data_interval_start=None, data_interval_end=None) -> None:
-            print(f"{schedule}: {data_interval_start} -> {data_interval_end}")
+        def work(node: str | None = None, schedule: str = name) -> None:
+            @task(task_id="run")
+            def run(schedule: str = schedule, node=node, data_interval_start=None, data_interval_end=None):
+                print(f"{schedule} on {node or 'any worker'}: {data_interval_start} -> {data_interval_end}")
 
-        run()
+            run()
+
+        if SCHEDULES[name].target_nodes is None:
+            work()
+        else:  # TARGET_NODES: the work once per node, each copy on its node's queue
+            SCHEDULES.per_node(dag, work)
     SCHEDULES.apply(dag)

@@ -18,7 +18,7 @@ SCHEDULE hourly_sync
   NOTIFY 'ops-team@example.com', 'data-eng@example.com'
   WEBHOOK 'https://hooks.slack.example.com/services/T00/B00/xxx';
 
--- Daily at 03:00 UTC on any worker.
+-- Daily at 03:00 UTC, one copy on every node of the deployment ([tessera] nodes).
 SCHEDULE distributed_refresh
   CRON '0 3 * * *'
   TARGET_NODES ALL

@@ -41,6 +41,20 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "example": "25",
         "default": "10",
     },
+    "nodes": {
+        "description": _lines(
+            "The deployment's nodes, comma-separated: each the name of an executor queue that only "
+            "that node's workers serve (airflow celery worker --queues default,<node>). A schedule "
+            "with TARGET_NODES ALL builds one copy of its pipelines' work per node listed here; at "
+            "run time the copies on nodes with no live worker are skipped and reported. Read by the "
+            "dag-processor when it parses the DAGs. Empty: the deployment is one node, and ALL is a "
+            "single copy that any worker runs."
+        ),
+        "version_added": "0.1.0",
+        "type": "string",
+        "example": "node-a,node-b",
+        "default": "",
+    },
     "allow_private_outbound": {
         "description": _lines(
             "Let webhooks and HTTP functions reach loopback, link-local, private and reserved "

@@ -46,7 +46,7 @@ from airflow.models.xcom import XComModel
 from airflow.utils.sqlalchemy import get_dialect_name
 from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunType
-from sqlalchemy import insert, or_, select, update
+from sqlalchemy import and_, insert, or_, select, update
 
 from . import metrics, skip_events
 from .missed_ticks import missed_ticks
@@ -131,6 +131,19 @@ def _in_flight(session: Session, dag_run: DagRun, *conditions: Any) -> list[tupl
     return [(run_id, conf) for run_id, conf in rows if not is_dry_run(conf)]
 
 
+def _parked() -> Any:
+    """A task instance not queued yet in a run of a paused DAG: nothing schedules it until the DAG is unpaused.
+
+    Counted as in flight, such leftovers of a function paused mid-fire would hold cap slots
+    indefinitely and starve every other function. The pool still bounds them if they resume.
+    """
+    from airflow.models.dag import DagModel
+
+    paused = select(DagModel.dag_id).where(DagModel.is_paused.is_(True))
+    unqueued = or_(TaskInstance.state.is_(None), TaskInstance.state == TaskInstanceState.SCHEDULED)
+    return and_(unqueued, DagRun.dag_id.in_(paused))
+
+
 def _is_tick(dag_run: DagRun) -> bool:
     # A cleared scheduled run is a person asking again: like a run-now, it waits.
     return dag_run.run_type == DagRunType.SCHEDULED and not dag_run.clear_number
@@ -174,7 +187,7 @@ def _reason(
     ):
         return SkipReason.CONCURRENCY_FORBIDDEN, _message(SkipReason.CONCURRENCY_FORBIDDEN)
     if tick and cap is not None and task.pool == DISPATCH_POOL:
-        if len(_in_flight(session, dag_run, TaskInstance.pool == DISPATCH_POOL)) >= cap:
+        if len(_in_flight(session, dag_run, TaskInstance.pool == DISPATCH_POOL, ~_parked())) >= cap:
             return SkipReason.DISPATCH_CAP_REACHED, _message(SkipReason.DISPATCH_CAP_REACHED)
     return None
 

@@ -29,7 +29,9 @@ MAX_SECONDS = 366 * 24 * 3600
 MAX_RETRIES = 100
 MAX_FRESHNESS_HOURS = 366 * 24
 QUEUE_MAX = 256
-"""Airflow's ``task_instance.queue`` column: the node ids joined by '+' become one queue name."""
+"""Airflow's ``task_instance.queue`` column: a node id is the name of its queue."""
+NODES_MAX = 64
+"""Target nodes of one schedule: each gets a copy of every pipeline's work, so the DAG grows with the list."""
 TIMEZONE_MAX = 64
 """Longer than any IANA name; a longer text is refused before it becomes a file path."""
 
@@ -203,12 +205,19 @@ def target_nodes(value: object) -> str | tuple[str, ...] | None:
             )
     if len(set(items)) != len(items):
         raise ScheduleError("target_nodes", f"target_nodes: {excerpt(list(items))} lists a node twice; list each once")
-    if len(queue := "+".join(items)) > QUEUE_MAX:
+    if len(items) > NODES_MAX:
         raise ScheduleError(
             "target_nodes",
-            f"target_nodes: {excerpt(list(items))} make a queue name of {len(queue)} characters (the ids joined "
-            f"by '+'); Airflow's queue names hold at most {QUEUE_MAX}, so use fewer or shorter node ids",
+            f"target_nodes: {len(items)} nodes listed; at most {NODES_MAX} (each gets its own copy of the "
+            f"pipeline), so split the pipelines over several schedules",
         )
+    for item in items:
+        if len(item) > QUEUE_MAX:
+            raise ScheduleError(
+                "target_nodes",
+                f"target_nodes: {excerpt(item)} is {len(item)} characters; a node id is its queue's name, "
+                f"which Airflow holds in at most {QUEUE_MAX}, so use a shorter id",
+            )
     return items
 
 

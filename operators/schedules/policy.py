@@ -16,7 +16,8 @@ max_wave_concurrent n    a deferrable gate task in front of each pipeline (``Sch
 priority p               task ``priority_weight=p`` with ``weight_rule="absolute"``
 catchup                  DAG ``catchup``; missed fires run oldest first, one at a time while
                          max_concurrent is 1
-target_nodes             ALL -> no queue (any worker); (a, b) -> task ``queue="a+b"``
+target_nodes             one copy of the work per node, each on the node's queue
+                         (``ScheduleSet.per_node``; see ``nodes.py``)
 notify / webhook         DAG ``on_failure_callback`` notifiers (and ``on_success_callback`` with
                          notify_on_success), added to the DAG's own callbacks
 active / inactive        DAG ``is_paused_upon_creation``
@@ -54,16 +55,6 @@ def timetable_of(schedule: Schedule) -> Any:
     return Cron(schedule.cron, timezone=schedule.timezone or "UTC")
 
 
-def queue_of(schedule: Schedule) -> str | None:
-    """The executor queue: none for ALL (any worker); the node ids joined by '+' otherwise.
-
-    Airflow sends a task to one queue, so a set of nodes becomes one queue that each of
-    those nodes' workers also serves (``airflow celery worker --queues default,a,a+b``).
-    """
-    nodes = schedule.target_nodes
-    return None if nodes is None or nodes == "ALL" else "+".join(nodes)
-
-
 def task_defaults(schedule: Schedule) -> dict[str, Any]:
     """The ``default_args`` a schedule sets on every task of its pipelines."""
     defaults: dict[str, Any] = {}
@@ -76,8 +67,6 @@ def task_defaults(schedule: Schedule) -> dict[str, Any]:
     if schedule.priority is not None:
         defaults["priority_weight"] = schedule.priority
         defaults["weight_rule"] = "absolute"
-    if (queue := queue_of(schedule)) is not None:
-        defaults["queue"] = queue
     return defaults
 
 

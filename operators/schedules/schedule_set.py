@@ -7,11 +7,16 @@
     with DAG("orders_load", start_date=..., **schedules.dag_kwargs("daily_etl")) as dag:
         ...
     schedules.apply(dag)   # adds the wave gate when the schedule bounds MAX_WAVE_CONCURRENT
+
+    # TARGET_NODES: the work built once per target node, each copy on its node's queue.
+    with DAG("fleet_refresh", start_date=..., **schedules.dag_kwargs("distributed_refresh")) as dag:
+        schedules.per_node(dag, lambda node: BashOperator(task_id="refresh", bash_command="..."))
+    schedules.apply(dag)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,20 +71,67 @@ class ScheduleSet(Mapping[str, Schedule]):
         """Finish a pipeline built with :meth:`dag_kwargs` once its tasks exist; returns the DAG.
 
         Adds the wave gate in front of the pipeline's first tasks when its schedule bounds
-        ``max_wave_concurrent``; does nothing otherwise.
+        ``max_wave_concurrent``. A schedule with target nodes must have built its work with
+        :meth:`per_node`: a task sent to no node's queue would run on any one worker.
         """
+        schedule = self._schedule_of(dag)
+        nodes = self._nodes(schedule)
+        from .nodes import SELECTOR_TASK_ID
+
+        if nodes and SELECTOR_TASK_ID not in dag.task_dict:
+            raise ValueError(
+                f"target_nodes: schedule {schedule.name!r} targets {', '.join(nodes)} but {dag.dag_id!r} was not "
+                f"built per node; create its tasks with schedules.per_node(dag, build) so each node gets its copy"
+            )
+        if schedule.max_wave_concurrent:
+            from .wave_gate import add_wave_gate
+
+            add_wave_gate(dag, schedule.name)
+        return dag
+
+    def per_node(self, dag: Any, build: Callable[[str | None], Any]) -> Any:
+        """Build a pipeline's work once per target node of its schedule; returns the DAG.
+
+        ``build(node)`` creates the tasks of one copy (called inside the node's task group,
+        whose tasks go to the node's queue). The nodes are the schedule's list, or for
+        ``ALL`` the deployment's ``[tessera] nodes``; see :mod:`~tessera.operators.schedules.nodes`.
+        Without any (``ALL`` on a deployment that lists no nodes) it builds one copy,
+        ``build(None)``, that any worker runs.
+        """
+        schedule = self._schedule_of(dag)
+        if schedule.target_nodes is None:
+            raise ValueError(
+                f"target_nodes: schedule {schedule.name!r} targets no node; build {dag.dag_id!r}'s tasks "
+                f"directly, or give the schedule target_nodes"
+            )
+        nodes = self._nodes(schedule)
+        if not nodes:
+            with dag:
+                build(None)
+            return dag
+        from .nodes import build_per_node
+
+        build_per_node(dag, nodes, build)
+        return dag
+
+    def _schedule_of(self, dag: Any) -> Schedule:
         record = record_of(dag.default_args)
         if record is None:
             raise ValueError(
                 f"dag: {dag.dag_id!r} was not built with ScheduleSet.dag_kwargs(...); pass "
                 f"**schedules.dag_kwargs(name) to DAG(...) first"
             )
-        schedule = self[record["name"]]
-        if schedule.max_wave_concurrent:
-            from .wave_gate import add_wave_gate
+        return self[record["name"]]
 
-            add_wave_gate(dag, schedule.name)
-        return dag
+    @staticmethod
+    def _nodes(schedule: Schedule) -> tuple[str, ...]:
+        if schedule.target_nodes is None:
+            return ()
+        if schedule.target_nodes == "ALL":
+            from .nodes import configured_nodes
+
+            return configured_nodes()
+        return tuple(schedule.target_nodes)
 
     def plan(self, *, pipelines: Mapping[str, Iterable[str]] | None = None, count: int = 3) -> Any:
         """The plan check of these schedules; see :func:`~tessera.operators.schedules.plan_check.check_plan`."""

@@ -179,3 +179,26 @@ def postgres_stack(
     finally:
         home.stop()
         keep_artifacts_if_failed(home, request, failed_before)
+
+
+# The Celery tier's deployment, shared by every test_celery_*.py module (a session fixture must be
+# defined once, here, or each module importing it would start its own). Imported last: it uses the above.
+from .celery_stack import celery_stack  # noqa: E402, F401
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the Celery deployment once the tier's last test is done, not at the end of the session.
+
+    Its eight processes would otherwise share the machine's cores with every later test
+    (the PostgreSQL tier's timing among them). The tier's tests run one after the other
+    (file order), so the first test after them that does not use it marks the end.
+    """
+    if "celery_stack" not in getattr(item, "fixturenames", ()):
+        return
+    if nextitem is not None and "celery_stack" in getattr(nextitem, "fixturenames", ()):
+        return
+    home = getattr(item, "funcargs", {}).get("celery_stack")
+    if home is not None:
+        home.stop()
+        home.redis.stop()

@@ -235,3 +235,27 @@ def test_a_paused_function_reports_its_ticks_as_suspended(cursor_dags):
     with create_session() as session:
         session.get(DagModel, dag_id).is_paused = False
     assert function_status(dag_id).last_skip_reason is None
+
+
+def test_an_unstarted_fire_of_a_paused_function_does_not_hold_the_cap(cursor_dags, admission, cap_of_one):
+    # Found by the Celery tier: functions paused mid-fire left their admitted, never-scheduled
+    # task instances in running runs, which the scheduler no longer looks at; counted as in
+    # flight, they held the whole cap and every other function's ticks were skipped for good.
+    from airflow.models.dag import DagModel
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import update
+
+    with create_session() as session:  # the earlier tests' runs still in flight would hold the cap of one
+        session.execute(update(DagRun).where(DagRun.state == "running").values(state="failed"))
+    parked, other = "cursor_t_parked", "cursor_t_other"
+    cursor_dags.add(parked)
+    cursor_dags.add(other)
+    waiting = _queue_run(parked, "scheduled")
+    _scheduler_starts_queued_runs()
+    assert _skip_reason(parked, waiting) == (None, None)  # admitted; its task not scheduled yet
+    with create_session() as session:
+        session.get(DagModel, parked).is_paused = True
+    tick = _queue_run(other, "scheduled")
+    _scheduler_starts_queued_runs()
+    assert _skip_reason(other, tick) == (None, None)

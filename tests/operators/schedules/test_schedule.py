@@ -91,10 +91,16 @@ def _pipeline(schedule: Schedule, **dag_args: object) -> DAG:
         pytest.param({"cron": "0 6 * * *", "timezone": "America"}, "timezone", ["'America'"], id="tz-directory"),
         pytest.param({"cron": "0 6 * * *", "timezone": "localtime"}, "timezone", ["localtime"], id="tz-localtime"),
         pytest.param(
-            {"interval_seconds": 5, "target_nodes": [f"n{i:03}" for i in range(70)]},
+            {"interval_seconds": 5, "target_nodes": [f"n{i:03}" for i in range(65)]},
             "target_nodes",
-            ["queue name of 349 characters"],
-            id="queue-too-long",
+            ["65 nodes", "at most 64"],
+            id="too-many-nodes",
+        ),
+        pytest.param(
+            {"interval_seconds": 5, "target_nodes": ["n" * 257]},
+            "target_nodes",
+            ["257 characters", "at most 256"],
+            id="node-id-too-long",
         ),
     ],
 )
@@ -169,16 +175,14 @@ def test_zero_max_concurrent_means_unlimited_not_nothing() -> None:
     assert _pipeline(Schedule("s", interval_seconds=60, max_concurrent=0)).max_active_runs == UNLIMITED_RUNS
 
 
-def test_priority_queue_and_description() -> None:
-    dag = _pipeline(Schedule("s", interval_seconds=60, priority=10, target_nodes=["n2", "n1"], description="Sync"))
+def test_priority_and_description() -> None:
+    dag = _pipeline(Schedule("s", interval_seconds=60, priority=10, description="Sync"))
     task = dag.get_task("work")
     from airflow.task.priority_strategy import validate_and_load_priority_weight_strategy
 
     absolute = validate_and_load_priority_weight_strategy("absolute")
-    assert (task.priority_weight, type(task.weight_rule), task.queue) == (10, type(absolute), "n2+n1")
+    assert (task.priority_weight, type(task.weight_rule)) == (10, type(absolute))
     assert dag.description == "Sync"
-    everywhere = _pipeline(Schedule("s", interval_seconds=60, target_nodes="ALL")).get_task("work")
-    assert everywhere.queue == _pipeline(Schedule("s", interval_seconds=60)).get_task("work").queue
 
 
 def test_interval_schedules_are_epoch_aligned_cron_every() -> None:
