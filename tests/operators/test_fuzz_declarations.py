@@ -122,7 +122,10 @@ def _pipeline(schedules: ScheduleSet, name: str) -> None:
     from airflow.sdk import DAG
 
     with DAG("fuzz", start_date=START, **schedules.dag_kwargs(name)) as dag:
-        EmptyOperator(task_id="work")
+        if schedules[name].target_nodes is None:
+            EmptyOperator(task_id="work")
+        else:  # TARGET_NODES: one copy of the work per node, as a pipeline must be built for it
+            schedules.per_node(dag, lambda node: EmptyOperator(task_id="work"))
     schedules.apply(dag)
 
 
