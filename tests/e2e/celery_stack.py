@@ -63,7 +63,8 @@ def task_instance_mutation_hook(task_instance, dag_run=None):
     if routed is None or not run_id.startswith("scheduled__"):
         return
     cadence, cycle = routed
-    occurrence = datetime.datetime.fromisoformat(run_id.split("__", 1)[1])
+    # tessera records the run's phase, delay and interval after a "~" at the end of the id.
+    occurrence = datetime.datetime.fromisoformat(run_id.split("__", 1)[1].split("~", 1)[0])
     k = int(occurrence.timestamp()) // cadence
     task_instance.queue = "node-a" if k % cycle < cycle // 2 else "node-b"
 """
