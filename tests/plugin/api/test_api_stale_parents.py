@@ -39,6 +39,7 @@ for name, dag_id in PIPELINES.items():
             pass
         work()
 """
+# Set when the module's fixture writes the fires (not at collection: the whole suite runs in between).
 NOW = datetime.datetime.now(datetime.timezone.utc)
 
 
@@ -55,6 +56,8 @@ def completed_fire(schedule: str, at: datetime.datetime) -> None:
 
 @pytest.fixture(scope="module")
 def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    global NOW
+    NOW = datetime.datetime.now(datetime.timezone.utc)
     folder = tmp_path_factory.mktemp("tessera-stale")
     store_dags(folder, DECLARED_FILE, (CHILD, FRESH_CHILD, UNCHECKED_CHILD))
     completed_fire("sp_fresh", NOW - datetime.timedelta(minutes=30))
