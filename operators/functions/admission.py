@@ -177,7 +177,7 @@ def _reason(
     deadline = _deadline(dag)
     if tick and deadline is not None and now - dag_run.run_after > deadline:
         return SkipReason.MISSED_DEADLINE, _message(SkipReason.MISSED_DEADLINE)
-    if (missing := connection_missing(getattr(task, "http_conn_id", None))) is not None:
+    if (missing := connection_missing(getattr(task, "http_conn_id", None), session)) is not None:
         return SkipReason.DISPATCH_START_FAILED, missing
     if task.max_active_tis_per_dag == 1 and _in_flight(
         session,

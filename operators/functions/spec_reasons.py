@@ -25,7 +25,14 @@ The reasons (the SpecValid and Ready conditions carry the same one):
 
 from __future__ import annotations
 
+import logging
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+log = logging.getLogger(__name__)
 
 SPEC_INVALID = "SpecInvalid"
 CONNECTION_MISSING = "ConnectionMissing"
@@ -84,22 +91,34 @@ def spec_reason(error_text: str) -> str:
     return _BY_CLASS.get(found.group("kind")) or _BY_FIELD.get(found.group("field"), SPEC_INVALID)
 
 
-def connection_missing(conn_id: object) -> str | None:
+def connection_missing(conn_id: object, session: Session) -> str | None:
     """Why the HTTP function's connection ``conn_id`` cannot be used, or None (None for no connection).
 
     Looked up as a fire would (environment, secrets backends, metadata DB), in the process
-    that asks: the scheduler's admission and the status, never the DAG file's parse.
+    that asks: the scheduler's admission and the status, never the DAG file's parse. The
+    metadata DB is read through ``session``, the caller's: Airflow's own lookup opens a
+    session of its own, which in the scheduler is the loop's scoped session, and closing it
+    would detach every run the loop is starting.
     """
     if not isinstance(conn_id, str) or not conn_id:
         return None
-    from airflow.exceptions import AirflowNotFoundException
+    from airflow.configuration import ensure_secrets_loaded
     from airflow.models.connection import Connection
+    from airflow.secrets.metastore import MetastoreBackend
+    from sqlalchemy import select
 
-    try:
-        Connection.get_connection_from_secrets(conn_id)
-    except AirflowNotFoundException:
-        return (
-            f"conn_id: {conn_id!r} is not a defined Airflow connection; add it (Admin > Connections, or an "
-            "AIRFLOW_CONN_<ID> environment variable), or fix the HttpFunction's conn_id"
-        )
-    return None
+    for backend in ensure_secrets_loaded():
+        if isinstance(backend, MetastoreBackend):
+            found = session.scalar(select(Connection.id).where(Connection.conn_id == conn_id)) is not None
+        else:
+            try:
+                found = backend.get_connection(conn_id=conn_id) is not None
+            except Exception:  # an unreachable backend: the fire will tell; admission must not fail on it
+                log.warning("tessera: secrets backend %s failed looking up %r", type(backend).__name__, conn_id)
+                found = True
+        if found:
+            return None
+    return (
+        f"conn_id: {conn_id!r} is not a defined Airflow connection; add it (Admin > Connections, or an "
+        "AIRFLOW_CONN_<ID> environment variable), or fix the HttpFunction's conn_id"
+    )

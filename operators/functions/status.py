@@ -142,7 +142,7 @@ def _cursor_task(dag: Any, dag_id: str, task_id: str | None) -> str:
 
 def _spec_valid(dag_model: DagModel, conn_id: Any, session: Session) -> Condition:
     if not dag_model.has_import_errors:
-        if (missing := connection_missing(conn_id)) is not None:
+        if (missing := connection_missing(conn_id, session)) is not None:
             return Condition("SpecValid", "False", CONNECTION_MISSING, missing)
         return Condition("SpecValid", "True", "Parsed")
     error = session.scalar(
