@@ -93,11 +93,17 @@ def _scheduler_starts_queued_runs() -> None:
     from airflow.utils.session import create_session
     from airflow.utils.sqlalchemy import prohibit_commit
 
+    from airflow.models.dagrun import DagRun
+
     runner = SchedulerJobRunner(job=Job())
-    with create_session() as session, prohibit_commit(session) as guard:
-        # As in the scheduler loop: under its commit guard, committed only through it.
-        runner._start_queued_dagruns(session)
-        guard.commit()
+    # A real scheduler examines 20 queued runs a loop and keeps looping; this one loop must reach the
+    # test's runs past any queued runs other test modules left in the shared DB.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DagRun, "DEFAULT_DAGRUNS_TO_EXAMINE", 100_000)
+        with create_session() as session, prohibit_commit(session) as guard:
+            # As in the scheduler loop: under its commit guard, committed only through it.
+            runner._start_queued_dagruns(session)
+            guard.commit()
 
 
 def _skip_reason(dag_id: str, run_id: str) -> Any:
