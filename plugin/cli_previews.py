@@ -154,7 +154,10 @@ def render_backfill(previews: list[dict[str, Any]], out: TextIO) -> None:
             out.write(f"  {'logical date (UTC)':<22}{'window (UTC)':<46}{'run after (UTC)':<22}run id\n")
         for run in runs:
             window = f"{_short(run['window_start'])} -> {_short(run['window_end'])}"
-            out.write(f"  {_short(run['logical_date']):<22}{window:<46}{_short(run['run_after']):<22}{run['run_id']}\n")
+            key = f"  key {run['partition_key']}" if run.get("partition_key") else ""
+            out.write(
+                f"  {_short(run['logical_date']):<22}{window:<46}{_short(run['run_after']):<22}{run['run_id']}{key}\n"
+            )
         out.write(f"  ({preview['note']})\n")
 
 

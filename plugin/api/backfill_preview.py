@@ -35,6 +35,9 @@ class BackfillRun(BaseModel):
     window_start: datetime.datetime = Field(description="Start of the window the run evaluates (its data interval).")
     window_end: datetime.datetime = Field(description="End of the window (exclusive).")
     run_after: datetime.datetime
+    partition_key: str | None = Field(
+        default=None, description="The run's partition key, when its timetable is partitioned."
+    )
 
 
 class BackfillPreview(BaseModel):
@@ -58,6 +61,7 @@ def _run(info: Any) -> BackfillRun:
         window_start=info.data_interval.start,
         window_end=info.data_interval.end,
         run_after=info.run_after,
+        partition_key=getattr(info, "partition_key", None),
     )
 
 

@@ -108,3 +108,31 @@ def test_the_load_as_text_gives_the_peak_to_mean_and_each_spike(tmp_path, capsys
 def test_the_load_needs_files_or_an_api(capsys):
     assert main(["plan", "--load"]) == EXIT_USAGE
     assert capsys.readouterr().err.startswith("tessera plan --load: ")
+
+
+PARTITIONED = """
+import datetime
+from airflow.sdk import DAG
+from tessera.timetables import Every
+
+with DAG("preview_keys", schedule=Every("1h", delay="5m", partitioned=True),
+         start_date=datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)):
+    pass
+"""
+
+
+def test_the_preview_of_a_partitioned_dag_shows_each_runs_key(tmp_path, capsys):
+    """The key names the period (00:00-01:00), not the delay-shifted window (23:55-00:55)."""
+    path = _file(tmp_path, PARTITIONED)
+    argv = ["plan", str(path), "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-01T02:59:59Z", "--json"]
+    assert main(argv) == EXIT_OK
+    (preview,) = json.loads(capsys.readouterr().out)
+    keys = [(run["window_start"], run["partition_key"]) for run in preview["runs"]]
+    assert keys == [
+        ("2025-12-31T23:55:00Z", "2026-01-01T00:00:00"),
+        ("2026-01-01T00:55:00Z", "2026-01-01T01:00:00"),
+        ("2026-01-01T01:55:00Z", "2026-01-01T02:00:00"),
+    ]
+    argv.remove("--json")
+    assert main(argv) == EXIT_OK
+    assert "key 2026-01-01T01:00:00" in capsys.readouterr().out
