@@ -90,10 +90,9 @@ def _queue_run(
 def _scheduler_starts_queued_runs() -> None:
     from airflow.jobs.job import Job
     from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
+    from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
     from airflow.utils.sqlalchemy import prohibit_commit
-
-    from airflow.models.dagrun import DagRun
 
     runner = SchedulerJobRunner(job=Job())
     # A real scheduler examines 20 queued runs a loop and keeps looping; this one loop must reach the
