@@ -34,7 +34,7 @@ class AfterSensor(BaseOperator):
     each parent to the completed fire that released it (``count``, ``last_fire``,
     ``completed_at``, ``runs``).
 
-    :param parents: the parent schedules' names.
+    :param parents: the parent schedules' names (a list or tuple; one name may be given as a string).
     :param poll_interval: seconds between the trigger's checks, 1 to 3600.
     :param wait_timeout: give up (the task fails) after this long, at most 366 days; ``None`` waits
         indefinitely.
@@ -48,6 +48,10 @@ class AfterSensor(BaseOperator):
         wait_timeout: datetime.timedelta | None = None,
         **kwargs: Any,
     ) -> None:
+        if not isinstance(parents, str | list | tuple):
+            raise TypeError(
+                f"parents: {excerpt(parents)}; give the parent schedules' names as a list, e.g. parents=['apc_daily']"
+            )
         names = [parents] if isinstance(parents, str) else list(parents)
         if not names:
             raise ValueError("parents: []; name at least one parent schedule, e.g. parents=['apc_daily']")

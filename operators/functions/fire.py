@@ -174,10 +174,15 @@ def _decode(where: str, document: Any) -> Any:
 def _encode(field: str, value: Any) -> str:
     """``value`` as the compact JSON a store keeps, or ``OutputInvalid`` saying why without quoting it."""
     try:
-        return encode_json(field, value)
+        document = encode_json(field, value)
     except (ValueError, RecursionError):
-        pass  # encode_json's message quotes the value: say why from the value's kinds instead
-    raise OutputInvalid(_refusal(field, value))
+        raise OutputInvalid(_refusal(field, value)) from None  # encode_json's message quotes the value
+    try:
+        document.encode()
+    except UnicodeEncodeError as error:  # a lone surrogate: no store (nor UTF-8) can hold it
+        code = ord(document[error.start])
+        raise OutputInvalid(f"{field} is not Unicode text: it holds a lone surrogate (U+{code:04X})") from None
+    return document
 
 
 def _refusal(field: str, value: Any) -> str:

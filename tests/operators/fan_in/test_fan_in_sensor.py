@@ -213,6 +213,25 @@ def test_sensor_arguments_out_of_bounds_are_refused_naming_the_field(kwargs: dic
     assert fragment in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("parents", "message"),
+    [
+        pytest.param(
+            None, "parents: None; give the parent schedules' names as a list, e.g. parents=['apc_daily']", id="none"
+        ),
+        pytest.param(5, "parents: 5; give the parent schedules' names as a list, e.g. parents=['apc_daily']", id="int"),
+        pytest.param({"p": 1}, "parents: {'p': 1}; give the parent schedules' names as a list", id="dict"),
+        pytest.param([], "parents: []; name at least one parent schedule, e.g. parents=['apc_daily']", id="empty"),
+    ],
+)
+def test_parents_that_are_not_a_list_of_names_are_refused_naming_the_field(parents: object, message: str) -> None:
+    from tessera.operators.fan_in.sensor import AfterSensor
+
+    with pytest.raises((TypeError, ValueError)) as caught:
+        AfterSensor(task_id="wait", parents=parents)
+    assert str(caught.value).startswith(message)
+
+
 def test_sensor_arguments_at_their_bounds_are_accepted() -> None:
     from tessera.operators.fan_in.sensor import AfterSensor
 
