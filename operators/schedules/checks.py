@@ -178,11 +178,15 @@ def urls(value: object) -> tuple[str, ...]:
     """http(s) URLs to a public host: a non-public literal address is refused here; names are resolved at send time."""
     items = strings("webhook", value, kind="URL")
     for item in items:
-        parts = urllib.parse.urlsplit(item)
+        try:
+            parts = urllib.parse.urlsplit(item)
+        except ValueError:  # an unclosed IPv6 bracket: refused below like any other non-URL
+            parts = urllib.parse.SplitResult("", "", "", "", "")
         if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in item):
             raise ScheduleError(
                 "webhook",
-                f"webhook: {item!r} is not an http(s) URL; write it as 'https://hooks.example.com/services/T00'",
+                f"webhook: {outbound.redact_url(item)!r} is not an http(s) URL; write it as "
+                "'https://hooks.example.com/services/T00'",
             )
         try:
             outbound.check_url("webhook", item, resolve=False)
