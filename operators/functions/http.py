@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from tessera.operators import outbound
-from tessera.operators.excerpt import excerpt
+from tessera.operators.excerpt import excerpt, not_unicode
 from tessera.timetables.durations import parse_duration
 
 from .fire import FireFailed, OutputInvalid
@@ -78,7 +78,10 @@ class HttpFunction:
             )
         if not isinstance(path, str):
             raise ValueError(f"path: {excerpt(path)}; give the endpoint path as a string, e.g. '/functions/digest'")
-        verb = method.upper() if isinstance(method, str) else method
+        for field, text in (("conn_id", conn_id), ("path", path)):
+            if problem := not_unicode(field, text):
+                raise ValueError(problem)
+        verb = method.upper() if isinstance(method, str) else None  # a list or a dict is not even hashable
         if verb not in _METHODS:
             raise ValueError(
                 f"method: {excerpt(method)}; the input travels as a JSON body: use one of {sorted(_METHODS)}"

@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from tessera.operators.excerpt import clip, digits_of, excerpt
+from tessera.operators.excerpt import clip, digits_of, excerpt, lone_surrogate
 
 MAX_JSON_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
@@ -87,17 +87,14 @@ def _lower_bound_of_size(field: str, value: Any) -> int:
 
 
 def _check_text(field: str, text: str, path: _Path, what: str) -> None:
-    """Refuse a lone surrogate (``"\\ud800"`` decodes to one): Python holds it, UTF-8 and stores cannot."""
-    if text.isascii():
-        return
-    try:
-        text.encode()
-    except UnicodeEncodeError as error:
+    """Refuse a lone surrogate: Python holds it, UTF-8 and every store cannot."""
+    at = lone_surrogate(text)
+    if at is not None:
         raise ValueError(
-            f"{field}: at {_text(path)} {what} holds a lone surrogate (U+{ord(text[error.start]):04X} at character "
-            f"{error.start}), which is not Unicode text and cannot be written as UTF-8 JSON; remove it, or decode "
-            "the bytes it came from as UTF-8"
-        ) from None
+            f"{field}: at {_text(path)} {what} holds a lone surrogate (U+{ord(text[at]):04X} at character {at}), "
+            "which is not Unicode text and cannot be written as UTF-8 JSON; remove it, or decode the bytes it "
+            "came from as UTF-8"
+        )
 
 
 def _cap(fix: str) -> str:

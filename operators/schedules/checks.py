@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from tessera.operators import outbound
-from tessera.operators.excerpt import excerpt
+from tessera.operators.excerpt import excerpt, not_unicode
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 NAME_MAX = 80
@@ -161,6 +161,9 @@ def strings(field: str, value: object, *, kind: str) -> tuple[str, ...]:
         value = (value,)
     if not isinstance(value, Iterable) or not all(isinstance(item, str) for item in value):
         raise ScheduleError(field, f"{field}: {excerpt(value)} must be a list of {kind} strings")
+    for item in value:
+        if problem := not_unicode(field, item):
+            raise ScheduleError(field, problem)
     return tuple(value)
 
 

@@ -156,6 +156,10 @@ def test_timeout_takes_a_duration_or_seconds(timeout: object) -> None:
         pytest.param({"timeout": "2h"}, "timeout: '2h'; give a number of seconds above 0 and at most 3600", id="2h"),
         pytest.param({"timeout": "soon"}, "timeout: 'soon' is not a duration", id="not-a-duration"),
         pytest.param({"timeout": 0}, "timeout: 0; give a number of seconds above 0", id="zero"),
+        pytest.param({"method": []}, "method: []; the input travels as a JSON body", id="unhashable-method"),
+        pytest.param(
+            {"path": "/x\ud800"}, "path: '/x\\ud800' holds a lone surrogate (U+D800 at character 2)", id="path"
+        ),
     ],
 )
 def test_bounds_are_refused_naming_the_field(kwargs: dict[str, Any], message: str) -> None:
