@@ -69,6 +69,13 @@ BAD_SPECS = [
         id="pattern-re2-cannot-run",
     ),
     pytest.param(
+        'CursorFunctionOperator(task_id="f", function=len, input={"s": "' + "a" * 35 + '!"},'
+        ' input_schema={"properties": {"s": {"pattern": "^(a+)+$"}}})',
+        ["input: {'s': 'aaaa", "fails input_schema at $.s: does not match the pattern '^(a+)+$'"],
+        "InputInvalid",
+        id="catastrophic-pattern-checked-at-parse-time",
+    ),
+    pytest.param(
         'CursorFunctionOperator(task_id="a", function=len, cursor_from="/c", cursor_into="/c")\n'
         '    CursorFunctionOperator(task_id="b", function=len, cursor_from="/c", cursor_into="/c")',
         ["store: 'cursor_bad-state' is already the cursor store of task 'a'"],
