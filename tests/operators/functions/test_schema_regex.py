@@ -24,6 +24,8 @@ EVIL = "a" * 35 + "!"
 """Python's re backtracks through every way of splitting the a's before giving up at the '!'."""
 GOOD = "a" * 35
 HANG_GUARD_SECONDS = 60
+FIRE_GUARD_SECONDS = 600
+"""A whole fire in its own process (imports, DAG parse, the run) on a busy CI machine: generous, never a timing."""
 
 
 def finishes(call: Callable[[], Any]) -> Any:
@@ -172,3 +174,50 @@ def test_a_stored_cursor_with_a_lone_surrogate_is_matched_not_crashed_on() -> No
     )
     with pytest.raises(InputInvalid, match=r"at \$\.c: does not match the pattern"):
         CursorFire(spec, OneCursor('"\\ud800"')).prepare()
+
+
+REAL_FIRE = """
+from airflow.sdk import DAG
+from tessera.operators.functions.operator import CursorFunctionOperator
+
+with DAG(dag_id="cursor_t_redos", schedule=None, start_date=None):
+    CursorFunctionOperator(
+        task_id="fn",
+        function=lambda payload: {"s": "a" * 35 + "!", "cursor": 1},
+        output_schema={"properties": {"s": {"pattern": "^(a+)+$"}}},
+        cursor_from="/cursor",
+        cursor_into="/cursor",
+        initial=0,
+    )
+"""
+
+
+def test_a_real_fire_whose_output_meets_a_catastrophic_pattern_fails_at_once(cursor_dags) -> None:
+    # In its own process, as a worker runs it: a task runner handles SIGALRM and SIGTERM itself, so a
+    # backtracking match there can only be stopped from outside (it held a worker until execution_timeout).
+    import subprocess
+
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    from ..conftest import fire_record, stored_cursor
+
+    path = cursor_dags.folder / "cursor_t_redos.py"
+    path.write_text(REAL_FIRE)
+    cursor_dags.load(path)
+    process = cursor_dags.start_fire("cursor_t_redos")
+    try:
+        process.wait(timeout=FIRE_GUARD_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise AssertionError(f"the fire still ran after {FIRE_GUARD_SECONDS} s: the pattern backtracks") from None
+    with create_session() as session:
+        run_id = session.scalar(select(DagRun.run_id).where(DagRun.dag_id == "cursor_t_redos"))
+    record = fire_record("cursor_t_redos", run_id)
+    assert (record["reason"], record["message"]) == (
+        "OutputInvalid",
+        "output fails output_schema at $.s: does not match the pattern '^(a+)+$' (a string of 36 characters)",
+    )
+    assert stored_cursor("cursor_t_redos-state") is None
