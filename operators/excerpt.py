@@ -32,6 +32,32 @@ def clip(text: str, limit: int = LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def lone_surrogate(text: str) -> int | None:
+    """Where ``text`` holds a lone surrogate (``"\\ud800"`` decodes to one), or None for Unicode text.
+
+    Python keeps such a string, but UTF-8 cannot encode it: a database, a JSON store or an
+    HTTP request would fail on it later, far from the field that let it in.
+    """
+    if text.isascii():
+        return None
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def not_unicode(field: str, text: str) -> str | None:
+    """The refusal of ``text`` given as ``field`` if it holds a lone surrogate, else None."""
+    at = lone_surrogate(text)
+    if at is None:
+        return None
+    return (
+        f"{field}: {excerpt(text)} holds a lone surrogate (U+{ord(text[at]):04X} at character {at}), which is "
+        "not Unicode text; remove it"
+    )
+
+
 def digits_of(value: int) -> int:
     """The number of decimal digits of ``abs(value)``, without converting it to text (exact below 10**40)."""
     magnitude = abs(value)

@@ -9,15 +9,24 @@ that URL make Airflow call services only the deployment can reach. So those are
 refused, as literal addresses when the DAG is parsed and as resolved addresses
 when the request is sent, unless ``[tessera] allow_private_outbound = True``.
 
-Requests made under this policy follow no redirects (a public URL could redirect
-to a private one) and always carry a timeout.
+Requests made under this policy (:func:`send`) follow no redirects (a public URL
+could redirect to a private one), end by one deadline for the whole exchange, and
+read an answer's body only up to a cap: the far end is not trusted to stop talking.
+URLs are shown in logs and errors only through :func:`redact_url`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import ipaddress
 import socket
 import urllib.parse
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
 
 CONFIG_SECTION = "tessera"
 ALLOW_OPTION = "allow_private_outbound"
@@ -32,6 +41,21 @@ _PROTOCOL_ASSIGNMENTS = ipaddress.ip_network("192.0.0.0/24")
 
 class OutboundRefused(ValueError):
     """A request target the policy refuses; the message names the field, the target and the way out."""
+
+
+class DeadlinePassed(Exception):
+    """The exchange did not finish within its deadline; what was under way was dropped."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What came back: the status, and the body unless it was over the cap (``None``: not read further)."""
+
+    status: int
+    redirect: bool
+    body: bytes | None
+    size: int
+    """Bytes of body read (at least this many were sent); the declared length when it alone was over the cap."""
 
 
 def private_allowed() -> bool:
@@ -123,7 +147,10 @@ def check_url(field: str, url: str, *, resolve: bool) -> None:
     """
     if private_allowed():
         return
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        raise OutboundRefused(f"{field}: {redact_url(url)}; give an http(s) URL with a host name or address") from None
     host = parts.hostname or ""
     try:
         port = parts.port
@@ -137,3 +164,68 @@ def check_url(field: str, url: str, *, resolve: bool) -> None:
             f"(AIRFLOW__{CONFIG_SECTION.upper()}__{ALLOW_OPTION.upper()}=True) if this deployment must call "
             "its own network"
         )
+
+
+def redact_url(url: str) -> str:
+    """``url`` as logs and messages may show it: credentials and query values replaced by ``***``.
+
+    ``https://user:pass@hooks.example.com/x?token=abc#frag`` reads
+    ``https://***@hooks.example.com/x?token=***#***``: the host, path and query names stay so the
+    target can be found; a password or a token in the query never reaches a log line.
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # e.g. an unclosed IPv6 bracket: nothing of it can be shown safely
+        return "<a URL that cannot be parsed>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    query = "&".join(
+        name + ("=***" if sep else "") for name, sep, _ in (item.partition("=") for item in parts.query.split("&"))
+    )
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query, fragment="***" if parts.fragment else ""))
+
+
+def send(method: str, url: str, *, deadline: float, max_body_bytes: int, **request: Any) -> Answer:
+    """One request, finished within ``deadline`` seconds (connecting, sending, the answer and its body).
+
+    The body is read up to ``max_body_bytes`` (0: not at all) and the connection dropped past
+    it. Check the target with :func:`check_url` first. ``request`` goes to ``httpx`` (``json``,
+    ``content``, ``headers``, ``auth``).
+
+    :raises DeadlinePassed: past the deadline, however the far end paced its bytes.
+    :raises httpx.HTTPError: the request failed (its text may quote the URL: show its type).
+    """
+    exchange = _exchange(method, url, deadline, max_body_bytes, request)
+    try:
+        return _run(asyncio.wait_for(exchange, deadline))
+    except asyncio.TimeoutError:
+        raise DeadlinePassed(f"no answer within {deadline:g} s") from None
+
+
+async def _exchange(method: str, url: str, deadline: float, cap: int, request: dict[str, Any]) -> Answer:
+    # A per-read timeout cannot stop a byte-a-second drip; wait_for around all of this does.
+    async with httpx.AsyncClient(timeout=deadline, follow_redirects=False) as client:
+        async with client.stream(method, url, **request) as response:
+            status, redirect = response.status_code, response.is_redirect
+            declared = response.headers.get("content-length", "")
+            if cap == 0:
+                return Answer(status, redirect, None, 0)
+            if declared.isdigit() and len(declared) <= 20 and int(declared) > cap:  # refused unread
+                return Answer(status, redirect, None, int(declared))
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > cap:  # hang up: the rest is never read
+                    return Answer(status, redirect, None, len(body))
+            return Answer(status, redirect, bytes(body), len(body))
+
+
+def _run(exchange: Coroutine[Any, Any, Answer]) -> Answer:
+    """Run the exchange on an event loop of its own (in a thread when this one already runs a loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(exchange)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, exchange).result()

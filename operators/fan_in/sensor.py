@@ -19,6 +19,7 @@ from airflow.sdk import BaseOperator
 from tessera.operators.excerpt import excerpt
 from tessera.operators.schedules.checks import name as check_name
 from tessera.operators.schedules.identity import asset_uri, schedule_asset
+from tessera.timetables.durations import parse_duration
 
 from .trigger import FIRES_KEY, AfterTrigger, fire_count, released
 
@@ -34,32 +35,37 @@ class AfterSensor(BaseOperator):
     each parent to the completed fire that released it (``count``, ``last_fire``,
     ``completed_at``, ``runs``).
 
-    :param parents: the parent schedules' names.
-    :param poll_interval: seconds between the trigger's checks, 1 to 3600.
-    :param wait_timeout: give up (the task fails) after this long, at most 366 days; ``None`` waits
-        indefinitely.
+    :param parents: the parent schedules' names (a list or tuple; one name may be given as a string).
+    :param poll_interval: seconds between the trigger's checks, 1 to 3600 (or a duration: ``"30s"``,
+        a ``timedelta``).
+    :param wait_timeout: give up (the task fails) after this long (``"6h"``, a ``timedelta``), at most
+        366 days; ``None`` waits indefinitely.
     """
 
     def __init__(
         self,
         *,
         parents: Sequence[str],
-        poll_interval: float = 10.0,
-        wait_timeout: datetime.timedelta | None = None,
+        poll_interval: float | str | datetime.timedelta = 10.0,
+        wait_timeout: str | datetime.timedelta | None = None,
         **kwargs: Any,
     ) -> None:
+        if not isinstance(parents, str | list | tuple):
+            raise TypeError(
+                f"parents: {excerpt(parents)}; give the parent schedules' names as a list, e.g. parents=['apc_daily']"
+            )
         names = [parents] if isinstance(parents, str) else list(parents)
         if not names:
             raise ValueError("parents: []; name at least one parent schedule, e.g. parents=['apc_daily']")
         self.parents = [check_name("parents", name) for name in names]
-        check_poll_interval(poll_interval)
-        check_wait_timeout(wait_timeout)
+        interval = check_poll_interval(poll_interval)
+        timeout = check_wait_timeout(wait_timeout)
         # The parents' assets as inlets: Airflow registers them, which is what lets this task
         # (and its trigger) read their state stores.
         kwargs["inlets"] = [*kwargs.get("inlets", ()), *(schedule_asset(p) for p in self.parents)]
         super().__init__(**kwargs)
-        self.poll_interval = float(poll_interval)
-        self.wait_timeout = wait_timeout
+        self.poll_interval = interval
+        self.wait_timeout = timeout
 
     def _seen_key(self) -> str:
         return f"seen:{self.dag_id}.{self.task_id}"
@@ -95,20 +101,38 @@ class AfterSensor(BaseOperator):
         return states
 
 
-def check_poll_interval(value: object) -> None:
-    """Seconds between polls: at least 1 (each poll is a request per parent), at most an hour."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= MAX_POLL_SECONDS:
+def check_poll_interval(value: object) -> float:
+    """Seconds between polls, 1 to 3600 (each poll is a request per parent): a number or a duration."""
+    seconds = _seconds("poll_interval", value)
+    if seconds is None or not 1 <= seconds <= MAX_POLL_SECONDS:
         raise ValueError(
-            f"poll_interval: {excerpt(value)}; give a number of seconds from 1 to {MAX_POLL_SECONDS}, e.g. 10"
+            f"poll_interval: {excerpt(value)}; give a number of seconds from 1 to {MAX_POLL_SECONDS}, e.g. 10 "
+            "(or a duration such as '30s' or a timedelta)"
         )
+    return seconds
 
 
-def check_wait_timeout(value: object) -> None:
-    """``None``, or a positive ``timedelta`` of at most 366 days."""
+def check_wait_timeout(value: object) -> datetime.timedelta | None:
+    """``None``, or a duration (``"6h"``, a ``timedelta``) of more than zero and at most 366 days."""
     if value is None:
-        return
-    if not isinstance(value, datetime.timedelta) or not datetime.timedelta(0) < value <= MAX_WAIT:
+        return None
+    seconds = _seconds("wait_timeout", value) if isinstance(value, str | datetime.timedelta) else None
+    if seconds is None or not 0 < seconds <= MAX_WAIT.total_seconds():
         raise ValueError(
-            f"wait_timeout: {excerpt(value)}; give a datetime.timedelta of more than zero and at most 366 days, "
-            f"e.g. timedelta(hours=6), or None to wait indefinitely"
+            f"wait_timeout: {excerpt(value)}; give a duration of more than zero and at most 366 days, e.g. '6h' "
+            f"or timedelta(hours=6), or None to wait indefinitely"
         )
+    return datetime.timedelta(seconds=seconds)
+
+
+def _seconds(field: str, value: object) -> float | None:
+    """``value`` in seconds (a number, a duration string, a timedelta), or None for anything else."""
+    if isinstance(value, str):
+        return parse_duration(field, value) / 1_000_000  # its own refusal names the field
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN
+        return None
+    if isinstance(value, int) and value.bit_length() > 64:  # float() of it would overflow; far out of range
+        return None
+    return float(value)

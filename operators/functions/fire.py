@@ -21,6 +21,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .json_pointer import JsonPointer
 from .schema_messages import kind_of
 from .spec import FunctionSpec, cursor_size_error, encode_json, schema_violation
 from .store import CursorStore
@@ -136,6 +137,34 @@ class CursorFire:
         return Concluded(output, document, True)
 
 
+def output_without_cursor(cursor_from: JsonPointer | None, output: Any) -> Any:
+    """``output`` with its cursor taken out: what the task pushes as its return value.
+
+    Every viewer of a DAG reads its XComs, while the cursor lives in a store that may need
+    more (the Variable needs the op role). An object member at ``cursor_from`` is removed,
+    an array item becomes ``null`` (the other items keep their places), and when the whole
+    output is the cursor (``cursor_from=""``) nothing is pushed. Containers along the path
+    are copied, so the validated output itself is never changed.
+    """
+    if cursor_from is None:
+        return output
+    return None if not cursor_from.tokens else _without(output, cursor_from.tokens)
+
+
+def _without(node: Any, tokens: tuple[str, ...]) -> Any:
+    head, rest = tokens[0], tokens[1:]
+    if isinstance(node, dict):
+        copied = dict(node)
+        if rest:
+            copied[head] = _without(node[head], rest)
+        else:
+            del copied[head]
+        return copied
+    items, index = list(node), int(head)  # conclude() resolved this pointer: the path exists
+    items[index] = _without(node[index], rest) if rest else None
+    return items
+
+
 def error_summary(error: BaseException) -> str:
     """A foreign exception as its type, errno or HTTP status, and where it was raised; never its message.
 
@@ -174,10 +203,15 @@ def _decode(where: str, document: Any) -> Any:
 def _encode(field: str, value: Any) -> str:
     """``value`` as the compact JSON a store keeps, or ``OutputInvalid`` saying why without quoting it."""
     try:
-        return encode_json(field, value)
+        document = encode_json(field, value)
     except (ValueError, RecursionError):
-        pass  # encode_json's message quotes the value: say why from the value's kinds instead
-    raise OutputInvalid(_refusal(field, value))
+        raise OutputInvalid(_refusal(field, value)) from None  # encode_json's message quotes the value
+    try:
+        document.encode()
+    except UnicodeEncodeError as error:  # a lone surrogate: no store (nor UTF-8) can hold it
+        code = ord(document[error.start])
+        raise OutputInvalid(f"{field} is not Unicode text: it holds a lone surrogate (U+{code:04X})") from None
+    return document
 
 
 def _refusal(field: str, value: Any) -> str:

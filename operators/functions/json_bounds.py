@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from tessera.operators.excerpt import clip, digits_of, excerpt
+from tessera.operators.excerpt import clip, digits_of, excerpt, lone_surrogate
 
 MAX_JSON_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
@@ -27,7 +27,8 @@ def bounded_json(field: str, value: Any, *, fix: str = "keep it small and put da
     """The compact JSON text of ``value``; ``ValueError`` naming ``field`` if it is not JSON or out of bounds.
 
     Bounds: at most :data:`MAX_JSON_BYTES` bytes of UTF-8 JSON, at most :data:`MAX_JSON_DEPTH`
-    nested containers, integers short enough for Python to write as text.
+    nested containers, integers short enough for Python to write as text, strings that are
+    Unicode text (no lone surrogate, which UTF-8 cannot hold).
 
     :param fix: what to do about a value that is too large, for the message.
     """
@@ -63,11 +64,14 @@ def _lower_bound_of_size(field: str, value: Any) -> int:
             pairs = node.items() if isinstance(node, dict) else enumerate(node)
             for index, (key, item) in enumerate(pairs):
                 named = isinstance(node, dict)
+                if named and isinstance(key, str):
+                    _check_text(field, key, path, "a property name")
                 size += (1 if index else 0) + (len(key) + 3 if named and isinstance(key, str) else 4 if named else 0)
                 stack.append((item, depth + 1, (path, _step(key, named))))
                 if size > MAX_JSON_BYTES:
                     break
         elif isinstance(node, str):
+            _check_text(field, node, path, "a string")
             size += len(node) + 2
         elif isinstance(node, int) and not isinstance(node, bool):
             digits = digits_of(node)
@@ -80,6 +84,17 @@ def _lower_bound_of_size(field: str, value: Any) -> int:
         else:
             size += 1
     return size
+
+
+def _check_text(field: str, text: str, path: _Path, what: str) -> None:
+    """Refuse a lone surrogate: Python holds it, UTF-8 and every store cannot."""
+    at = lone_surrogate(text)
+    if at is not None:
+        raise ValueError(
+            f"{field}: at {_text(path)} {what} holds a lone surrogate (U+{ord(text[at]):04X} at character {at}), "
+            "which is not Unicode text and cannot be written as UTF-8 JSON; remove it, or decode the bytes it "
+            "came from as UTF-8"
+        )
 
 
 def _cap(fix: str) -> str:

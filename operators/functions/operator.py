@@ -21,7 +21,7 @@ from airflow.sdk.exceptions import AirflowTaskTimeout
 from tessera.operators.excerpt import excerpt
 
 from . import metrics
-from .fire import CursorFire, CursorWriteFailed, DispatchStartFailed, FireFailed, error_summary
+from .fire import CursorFire, CursorWriteFailed, DispatchStartFailed, FireFailed, error_summary, output_without_cursor
 from .http import HttpFunction
 from .policy import DISPATCH_POOL, Concurrency, is_dry_run
 from .record import RECORD_KEY, FireRecord, Outcome, Phase, SkipReason, iso
@@ -50,6 +50,11 @@ class CursorFunctionOperator(BaseOperator):
         Airflow Variable ``<dag_id>-state``.
     :param concurrency: ``"Forbid"`` (default: a tick during a fire is skipped) or
         ``"Allow"`` (fires overlap; concurrent cursor saves are last-write-wins).
+
+    The task returns (and pushes as its ``return_value`` XCom) the output without its cursor:
+    the value at ``cursor_from`` is taken out (see
+    :func:`~tessera.operators.functions.fire.output_without_cursor`), since every viewer of the
+    DAG reads its XComs while the cursor's store may need more.
 
     A run whose conf is ``{"dry_run": true}`` (``airflow dags test DAG -c '{"dry_run": true}'``)
     calls the function with the stored cursor and validates the output, but saves nothing.
@@ -209,7 +214,8 @@ class CursorFunctionOperator(BaseOperator):
             size = "no cursor" if document is None else f"{len(document.encode())} bytes"
             log.info("tessera: dry run, output valid; new cursor (%s) NOT saved", size)
         finish(Outcome.SUCCEEDED)
-        return concluded.output
+        # The return-value XCom: every viewer reads it, so never the cursor the store keeps.
+        return output_without_cursor(self.spec.cursor_from, concluded.output)
 
 
 def _seconds_since_last_success(ti: Any) -> float | None:
@@ -232,7 +238,7 @@ def cursor_function(python_callable: Callable[[Any], Any] | None = None, **opera
                          initial={"since": "2026-01-01T00:00:00Z"})
         def digest(payload): ...
 
-        digest()  # in a DAG: adds the task (id "digest") and returns its output as an XComArg
+        digest()  # in a DAG: adds the task (id "digest"); its XComArg is the output without the cursor
 
     Keyword arguments given at the call override those of the decorator.
     """

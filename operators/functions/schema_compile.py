@@ -5,7 +5,8 @@ validating, so a reference to nothing would first fail at a fire, as a raw
 ``PointerToNowhere``; and a reference to another document would be fetched over the
 network (jsonschema's deprecated default). Here every reference must resolve inside
 the schema itself, and the schema is tried once on a document of each JSON type, so
-a reference loop that never consumes the document is refused too.
+a reference loop that never consumes the document is refused too. Its regular
+expressions run on RE2 (:mod:`.schema_regex`); one RE2 cannot run is refused here.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from jsonschema_specifications import REGISTRY as METASCHEMAS
 from tessera.operators.excerpt import clip, excerpt
 
 from .json_bounds import bounded_json
+from .schema_regex import UNEVALUATED_WITH_PATTERNS, PatternRefused, linear_time, metaschema_formats, refused_patterns
 
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 _PROBES: tuple[Any, ...] = (None, True, 0, 0.5, "", [], {})
@@ -38,15 +40,17 @@ def compile_schema(field: str, schema: Any) -> Validator | None:
     bounded_json(field, schema, fix="split it with $defs kept small, or validate less")
     cls = _dialect(field, schema)
     try:
-        cls.check_schema(schema)
+        cls.check_schema(schema, format_checker=metaschema_formats(cls))
     except SchemaError as error:
         where = error.json_path if error.path else "$"
+        if isinstance(error.cause, PatternRefused):
+            raise ValueError(f"{field}: at {clip(where)}: {error.cause}") from None
         raise ValueError(
             f"{field}: does not compile as JSON Schema ({cls.__name__}) at {clip(where)}: "
             f"{clip(error.message, 300)}; fix the schema"
         ) from None
     # An empty registry of our own: documents that are not this schema (or a metaschema) are never fetched.
-    validator = cls(copy.deepcopy(schema), registry=referencing.Registry())
+    validator = linear_time(cls)(copy.deepcopy(schema), registry=referencing.Registry())
     _check_references(field, cls, schema)
     for probe in _PROBES:
         try:
@@ -73,15 +77,25 @@ def _dialect(field: str, schema: dict[str, Any] | bool) -> type[Validator]:
 
 
 def _check_references(field: str, cls: type[Validator], schema: Any) -> None:
-    """Resolve every reference of every subschema, each from its own base URI (``$id`` scopes)."""
+    """Resolve every reference of every subschema, each from its own base URI (``$id`` scopes).
+
+    The same walk refuses patterns RE2 cannot run that the metaschema does not mark as regular
+    expressions (the keys of ``patternProperties`` before draft 6), and the one keyword pair
+    whose patterns jsonschema matches outside the keywords :mod:`.schema_regex` replaces.
+    """
     specification = referencing.jsonschema.specification_with(
         cls.META_SCHEMA.get("$schema", ""), default=referencing.Specification.OPAQUE
     )
     root = specification.create_resource(schema)
     stack = [(METASCHEMAS.resolver_with_root(root), root)]
+    seen: set[str] = set()
     while stack:
         resolver, resource = stack.pop()
         contents = resource.contents
+        if problem := refused_patterns(contents, cls.VALIDATORS):
+            raise ValueError(f"{field}: {problem}")
+        if isinstance(contents, dict):
+            seen.update(k for k in ("unevaluatedProperties", "patternProperties") if k in contents)
         for keyword in _REFERENCES if isinstance(contents, dict) else ():
             reference = contents.get(keyword)
             if not isinstance(reference, str) or keyword not in cls.VALIDATORS:  # e.g. $dynamicRef in draft 7
@@ -95,6 +109,8 @@ def _check_references(field: str, cls: type[Validator], schema: Any) -> None:
                 ) from None
         for sub in resource.subresources():
             stack.append((resolver.in_subresource(sub), sub))
+    if len(seen) == 2 and "unevaluatedProperties" in cls.VALIDATORS:
+        raise ValueError(f"{field}: {UNEVALUATED_WITH_PATTERNS}")
 
 
 def refusal(field: str, error: Exception, when: str) -> ValueError:

@@ -16,6 +16,8 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
+from .schema_regex import extra_properties
+
 _PLAIN_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
 """The names jsonschema itself writes as ``.name`` in a JSON path."""
 _SHOWN_SCHEMA_TEXT = 80
@@ -137,13 +139,8 @@ def _required(value: Any, instance: Any, error: ValidationError) -> str:
 
 
 def _extra_properties(value: Any, instance: Any, error: ValidationError) -> str:
-    declared = error.schema.get("properties") or {}
-    patterns = list(error.schema.get("patternProperties") or {})
-    extras = [
-        key
-        for key in (instance if isinstance(instance, dict) else {})
-        if key not in declared and not any(re.search(pattern, key) for pattern in patterns)
-    ]
+    # The schema's own patterns on RE2, as the validator matched them: never Python's backtracking re.
+    extras = extra_properties(instance, error.schema) if isinstance(instance, dict) else []
     return (
         f"has {_count(len(extras), 'property', 'properties')} the schema does not allow (additionalProperties is false)"
     )

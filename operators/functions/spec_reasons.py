@@ -54,6 +54,7 @@ _BY_FIELD = {
     "path": "FunctionInvalid",
     "method": "FunctionInvalid",
     "timeout": "FunctionInvalid",
+    "max_response_bytes": "FunctionInvalid",
     "concurrency": "ConcurrencyInvalid",
     "max_active_tis_per_dag": "ConcurrencyInvalid",
     "expression": "CronInvalid",

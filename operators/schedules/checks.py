@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from tessera.operators import outbound
-from tessera.operators.excerpt import excerpt
+from tessera.operators.excerpt import excerpt, not_unicode
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 NAME_MAX = 80
@@ -161,6 +161,9 @@ def strings(field: str, value: object, *, kind: str) -> tuple[str, ...]:
         value = (value,)
     if not isinstance(value, Iterable) or not all(isinstance(item, str) for item in value):
         raise ScheduleError(field, f"{field}: {excerpt(value)} must be a list of {kind} strings")
+    for item in value:
+        if problem := not_unicode(field, item):
+            raise ScheduleError(field, problem)
     return tuple(value)
 
 
@@ -178,11 +181,15 @@ def urls(value: object) -> tuple[str, ...]:
     """http(s) URLs to a public host: a non-public literal address is refused here; names are resolved at send time."""
     items = strings("webhook", value, kind="URL")
     for item in items:
-        parts = urllib.parse.urlsplit(item)
+        try:
+            parts = urllib.parse.urlsplit(item)
+        except ValueError:  # an unclosed IPv6 bracket: refused below like any other non-URL
+            parts = urllib.parse.SplitResult("", "", "", "", "")
         if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in item):
             raise ScheduleError(
                 "webhook",
-                f"webhook: {item!r} is not an http(s) URL; write it as 'https://hooks.example.com/services/T00'",
+                f"webhook: {outbound.redact_url(item)!r} is not an http(s) URL; write it as "
+                "'https://hooks.example.com/services/T00'",
             )
         try:
             outbound.check_url("webhook", item, resolve=False)

@@ -8,7 +8,10 @@ both, next to any callback the DAG declares itself.
 A webhook goes only to a public host (:mod:`tessera.operators.outbound`): its
 name is resolved and checked right before the POST (the URL is a template, and
 DNS may have changed since the DAG was parsed), redirects are not followed, and
-every POST has a timeout.
+every POST has a timeout. A webhook URL often carries its secret (credentials, a
+token in the query), so logs and errors show it through
+:func:`~tessera.operators.outbound.redact_url`, and a failure is told by its kind,
+never by a client's text, which may quote the URL.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from airflow.sdk.bases.notifier import BaseNotifier
 from tessera.operators import outbound
 
 WEBHOOK_TIMEOUT_SECONDS = 10
+"""The deadline of one webhook POST, answer included; the hook's body is not read."""
 
 
 def run_notice(context: dict[str, Any], *, schedule: str, event: str) -> dict[str, Any]:
@@ -61,32 +65,49 @@ class WebhookNotifier(BaseNotifier):
         failed = []
         for url in self.urls:
             if problem := self._post(url, body):
-                self.log.error("Webhook %s for schedule %s failed: %s", url, self.schedule, problem)
-                failed.append(url)
+                shown = outbound.redact_url(url)
+                self.log.error("Webhook %s for schedule %s failed: %s", shown, self.schedule, problem)
+                failed.append(shown)
         if failed:
             raise RuntimeError(f"webhook: {failed} did not accept the {self.event} notice of {self.schedule!r}")
 
     @staticmethod
     def _post(url: str, body: bytes) -> str | None:
-        """POST ``body`` to ``url``; why it failed, or None when the hook answered 2xx."""
+        """POST ``body`` to ``url``; why it failed, or None when the hook answered 2xx.
+
+        The hook's own body is never read: only its status counts, so an endless answer costs nothing.
+        """
         try:
             outbound.check_url("webhook", url, resolve=True)
-            response = httpx.post(
+            answer = outbound.send(
+                "POST",
                 url,
+                deadline=WEBHOOK_TIMEOUT_SECONDS,
+                max_body_bytes=0,
                 content=body,
                 headers={"Content-Type": "application/json"},
-                timeout=WEBHOOK_TIMEOUT_SECONDS,
-                follow_redirects=False,  # a public hook could redirect to a private address
             )
         except outbound.OutboundRefused as error:
             return str(error)
+        except outbound.DeadlinePassed:
+            return f"no answer within {WEBHOOK_TIMEOUT_SECONDS} s"
         except (httpx.HTTPError, httpx.InvalidURL) as error:
-            return f"{type(error).__name__}: {error}"
-        if response.is_redirect:
-            return f"answered {response.status_code} (a redirect; webhooks do not follow redirects)"
-        if not response.is_success:
-            return f"answered {response.status_code}"
+            return _failure(error)
+        if answer.redirect:
+            return f"answered {answer.status} (a redirect; webhooks do not follow redirects)"
+        if not 200 <= answer.status < 300:
+            return f"answered {answer.status}"
         return None
+
+
+def _failure(error: BaseException) -> str:
+    """A client error as its type and, for a socket error, the system's reason (``ConnectError: ...refused``)."""
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, OSError) and cause.strerror:
+        return f"{type(error).__name__}: {cause.strerror}"
+    return type(error).__name__
 
 
 def email_notifier(to: Sequence[str], *, schedule: str, event: str = "failure") -> BaseNotifier:

@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import datetime
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from tessera.operators.excerpt import clip, excerpt
 
 from .identity import schedules_in_tags
 from .policy import timetable_of
 from .schedule import Schedule
+
+MAX_PLAN_COUNT = 1000
+"""Fires listed per schedule, as the REST API's plan lists at most 1000 runs per DAG."""
 
 
 @dataclass(frozen=True)
@@ -86,27 +91,55 @@ def next_fires(schedule: Schedule, *, now: datetime.datetime, count: int) -> lis
     return [run.run_after.isoformat() for run in runs]
 
 
-def _cycles(schedules: Mapping[str, Schedule]) -> list[list[str]]:
-    """Each cycle of AFTER references, as the path that closes it (``[a, b, a]``): one per back edge."""
+def after_cycles(schedules: Mapping[str, Schedule]) -> list[list[str]]:
+    """Each cycle of AFTER references, as the path that closes it (``[a, b, a]``): one per back edge.
+
+    A depth-first walk with its own stack: a chain of thousands of AFTER schedules must not
+    reach Python's recursion limit.
+    """
     found: list[list[str]] = []
     finished: set[str] = set()
-    path: list[str] = []
-
-    def visit(name: str) -> None:
-        path.append(name)
-        schedule = schedules[name]
-        for parent in schedule.after or ():
-            if parent in path:
-                found.append(path[path.index(parent) :] + [parent])
+    for root in sorted(schedules):
+        if root in finished:
+            continue
+        path, position = [root], {root: 0}
+        parents: list[Iterator[str]] = [iter(schedules[root].after or ())]
+        while parents:
+            parent = next(parents[-1], None)
+            if parent is None:  # every parent of the innermost schedule is explored
+                name = path.pop()
+                del position[name]
+                finished.add(name)
+                parents.pop()
+            elif parent in position:
+                found.append(path[position[parent] :] + [parent])
             elif parent in schedules and parent not in finished:
-                visit(parent)
-        path.pop()
-        finished.add(name)
-
-    for name in sorted(schedules):
-        if name not in finished:
-            visit(name)
+                position[parent] = len(path)
+                path.append(parent)
+                parents.append(iter(schedules[parent].after or ()))
     return found
+
+
+def cycle_text(cycle: list[str]) -> str:
+    """``a -> b -> a``, cut short for a cycle of thousands of schedules."""
+    return clip(" -> ".join(cycle), 200)
+
+
+def cycle_refusal(cycle: list[str]) -> str:
+    """The refusal of a set of schedules that holds ``cycle``, naming the field ``after``."""
+    return (
+        f"after: {cycle_text(cycle)} is a cycle of AFTER schedules: each waits for the next, so none ever "
+        "fires; drive one of them by cron or interval_seconds, or remove one AFTER name"
+    )
+
+
+def check_count(count: object) -> int:
+    """``count`` fires per schedule, 0 to :data:`MAX_PLAN_COUNT`; ``ValueError``/``TypeError`` naming it."""
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"count: {excerpt(count)}; give a whole number from 0 to {MAX_PLAN_COUNT}")
+    if not 0 <= count <= MAX_PLAN_COUNT:
+        raise ValueError(f"count: {excerpt(count)}; give a whole number from 0 to {MAX_PLAN_COUNT}")
+    return count
 
 
 def _warnings(schedule: Schedule) -> Iterable[Contradiction]:
@@ -164,7 +197,9 @@ def check_plan(
     :param pipelines: schedule name -> DAG ids using it (see :func:`pipelines_of_dags`);
         without it, schedules with no pipelines cannot be detected.
     :param now: fires are listed after this instant (default: the current time).
+    :param count: fires listed per schedule, 0 to :data:`MAX_PLAN_COUNT` (1000).
     """
+    count = check_count(count)
     now = now or datetime.datetime.now(datetime.timezone.utc)
     plans, problems = [], []
     for name in sorted(schedules):
@@ -194,9 +229,9 @@ def check_plan(
                               "align parents whose fires end together (e.g. every 3600 s and every 1800 s)")
                 for reason in _aligned_problems(schedule, schedules, now)
             )  # fmt: skip
-    for cycle in _cycles(schedules):
+    for cycle in after_cycles(schedules):
         problems.append(Contradiction(
             cycle[0], "after_cycle", "error",
-            f"AFTER cycle {' -> '.join(cycle)}: each waits for the next, so none ever fires; break the cycle",
+            f"AFTER cycle {cycle_text(cycle)}: each waits for the next, so none ever fires; break the cycle",
         ))  # fmt: skip
     return PlanReport(plans, problems)

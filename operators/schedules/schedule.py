@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
-from tessera.operators.excerpt import excerpt
+from tessera.operators.excerpt import excerpt, not_unicode
 
 from . import checks as check
 from .checks import ScheduleError
@@ -116,6 +116,8 @@ class Schedule:
             )
         if self.description is not None and not isinstance(self.description, str):
             raise ScheduleError("description", f"description: {excerpt(self.description)} must be a string")
+        if self.description is not None and (problem := not_unicode("description", self.description)):
+            raise ScheduleError("description", problem)
         put("catchup", check.flag("catchup", self.catchup))
         put("target_nodes", check.target_nodes(self.target_nodes))
         put("notify", check.emails(self.notify))

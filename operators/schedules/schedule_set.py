@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,12 +25,23 @@ from typing import Any
 from tessera.operators.excerpt import excerpt
 
 from .identity import record_of
+from .plan_check import after_cycles, check_count, cycle_refusal
 from .policy import dag_kwargs
 from .schedule import Schedule
 
+MAX_SCHEDULES_FILE_BYTES = 1024 * 1024
+"""1 MiB: thousands of statements; the dag-processor reads the file at every parse of every DAG file using it."""
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
 
 class ScheduleSet(Mapping[str, Schedule]):
-    """Declared schedules by name; one name may be declared once.
+    """Declared schedules by name; one name may be declared once, and no AFTER cycle may be declared.
 
     :param schedules: the declarations, e.g. from :func:`load_schedules`.
     """
@@ -41,6 +54,9 @@ class ScheduleSet(Mapping[str, Schedule]):
             if schedule.name in by_name:
                 raise ValueError(f"name: {schedule.name!r} is declared twice; give each schedule its own name")
             by_name[schedule.name] = schedule
+        # Schedules behind each other never fire, and nothing fails to show it: refuse the set.
+        if cycles := after_cycles(by_name):
+            raise ValueError(cycle_refusal(cycles[0]))
         self._by_name = by_name
 
     def __getitem__(self, name: str) -> Schedule:
@@ -134,21 +150,29 @@ class ScheduleSet(Mapping[str, Schedule]):
         return tuple(schedule.target_nodes)
 
     def plan(self, *, pipelines: Mapping[str, Iterable[str]] | None = None, count: int = 3) -> Any:
-        """The plan check of these schedules; see :func:`~tessera.operators.schedules.plan_check.check_plan`."""
+        """The plan check of these schedules; see :func:`~tessera.operators.schedules.plan_check.check_plan`.
+
+        :param count: next fires listed per schedule, 0 to 1000.
+        """
         from .plan_check import check_plan
 
-        return check_plan(self, pipelines=pipelines, count=count)
+        return check_plan(self, pipelines=pipelines, count=check_count(count))
 
 
 def load_schedules(path: str | Path) -> ScheduleSet:
     """Read every ``SCHEDULE ...;`` statement of a file into a :class:`ScheduleSet`.
 
+    The file must be a regular file of at most :data:`MAX_SCHEDULES_FILE_BYTES` (1 MiB) of UTF-8
+    text: a device, a FIFO or a directory is refused without being read (``/dev/zero`` would be
+    read forever, a FIFO would hold the dag-processor's parse until someone writes to it).
+
+    :raises ValueError: naming ``path``, for a file that is not regular or is over the cap.
     :raises ~tessera.operators.schedules.statement.ScheduleSyntaxError: with the line and column of the bad clause.
     """
     from .statement import ScheduleSyntaxError, parse_schedules
 
     path = Path(path)
-    data = path.read_bytes()
+    data = _read_capped(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -157,3 +181,26 @@ def load_schedules(path: str | Path) -> ScheduleSet:
         line, column = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
         raise ScheduleSyntaxError("not UTF-8 text; save the file as UTF-8", line, column, str(path)) from None
     return ScheduleSet(parse_schedules(text, source=str(path)))
+
+
+def _read_capped(path: Path) -> bytes:
+    """The bytes of a regular file of at most the cap; what the name opens is judged, links followed."""
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
+        raise ValueError(
+            f"path: {excerpt(str(path))} is {kind}, not a regular file; load_schedules reads a file of "
+            f"SCHEDULE statements (at most {MAX_SCHEDULES_FILE_BYTES} bytes)"
+        )
+    with os.fdopen(descriptor, "rb") as file:
+        data = file.read(MAX_SCHEDULES_FILE_BYTES + 1)  # never more, even if the file grows meanwhile
+    if len(data) > MAX_SCHEDULES_FILE_BYTES:
+        size = max(len(data), os.stat(path).st_size)
+        raise ValueError(
+            f"path: {excerpt(str(path))} is {size} bytes; a schedules file is at most {MAX_SCHEDULES_FILE_BYTES} "
+            "bytes (1 MiB): split it into several files"
+        )
+    return data

@@ -21,6 +21,7 @@ from typing import Any
 from tessera.operators.excerpt import clip, excerpt
 
 from .checks import BOUNDS, ScheduleError
+from .plan_check import after_cycles, cycle_refusal
 from .schedule import Schedule
 
 # ASCII only (re.ASCII): \d would also read the digits of other scripts ("٣") as numbers.
@@ -31,7 +32,7 @@ _TOKEN = re.compile(
     re.ASCII,
 )
 _MAX_DIGITS = 20
-"""More digits before the point than any field's range has; such a number is not converted at all."""
+"""More digits than any field's range needs (leading zeros and decimals count); such a number is not converted."""
 # keyword -> (Schedule field, kind of value)
 _CLAUSES: dict[str, tuple[str, str]] = {
     "CRON": ("cron", "string"),
@@ -69,7 +70,7 @@ class ScheduleSyntaxError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class _TooLong:
-    """A number token with more than ``_MAX_DIGITS`` digits before the point (int() of it may even fail)."""
+    """A number token written with more than ``_MAX_DIGITS`` digits (int() of it may even fail)."""
 
     digits: int
 
@@ -106,9 +107,10 @@ def _tokens(text: str, fail: Any) -> list[_Token]:
 
 
 def _number(raw: str) -> int | float | _TooLong:
-    whole = raw.lstrip("-").split(".")[0].lstrip("0")
-    if len(whole) > _MAX_DIGITS:
-        return _TooLong(len(whole))
+    # Every digit counts, leading zeros too: a million zeros before a 5 is refused, not converted.
+    digits = len(raw) - raw.startswith("-") - ("." in raw)
+    if digits > _MAX_DIGITS:
+        return _TooLong(digits)
     return float(raw) if "." in raw else int(raw)
 
 
@@ -117,6 +119,8 @@ class _Parser:
         self.text, self.source = text, source
         self.tokens = _tokens(text, self.fail)
         self.at = 0
+        self.after_at: dict[str, int] = {}
+        """Where each schedule's AFTER clause starts, to point at a cycle."""
 
     def fail(self, offset: int, message: str) -> Any:
         line = self.text.count("\n", 0, offset) + 1
@@ -139,6 +143,10 @@ class _Parser:
         found = []
         while self.peek().kind != "end":
             found.append(self.statement())
+        # A cycle spans statements: refused at the AFTER clause of its first schedule.
+        declared = {schedule.name: schedule for schedule in found}
+        if cycles := after_cycles(declared):
+            self.fail(self.after_at[cycles[0][0]], cycle_refusal(cycles[0]))
         return found
 
     def statement(self) -> Schedule:
@@ -156,7 +164,10 @@ class _Parser:
                 self.fail(start.offset, f"SCHEDULE {clip(str(name_token.value), 80)} has no closing ';'")
             self.clause(keyword, kwargs, where)
         self.take()
-        return self.build(name_token, kwargs, where)
+        schedule = self.build(name_token, kwargs, where)
+        if "after" in where:
+            self.after_at[schedule.name] = where["after"].offset
+        return schedule
 
     def clause(self, keyword: _Token, kwargs: dict[str, Any], where: dict[str, _Token]) -> None:
         upper = keyword.text.upper() if keyword.kind == "word" else ""
@@ -175,7 +186,9 @@ class _Parser:
         value = self.value(upper, kind)
         if isinstance(value, _TooLong):  # refused like any out-of-range number: at its clause
             self.fail(
-                keyword.offset, f"{field}: a number of {value.digits} digits is too large; {BOUNDS[field].rule()}"
+                keyword.offset,
+                f"{field}: a number written with {value.digits} digits; write at most {_MAX_DIGITS} digits "
+                f"(leading zeros count): {BOUNDS[field].rule()}",
             )
         kwargs[field] = value
 

@@ -42,7 +42,9 @@ class Long:
 
 
 @functools.cache
-def _build(marker: Big | Deep | Long) -> Any:
+def _build(marker: Big | Deep | Long | Zeros) -> Any:
+    if isinstance(marker, Zeros):
+        return "0" * marker.count + "5"
     if isinstance(marker, Big):
         return (-1 if marker.negative else 1) * 10 ** (marker.digits - 1)
     if isinstance(marker, Long):
@@ -60,7 +62,7 @@ def mostly(good: st.SearchStrategy[Any], bad: st.SearchStrategy[Any]) -> st.Sear
 
 def real(value: Any) -> Any:
     """``value`` with every marker replaced by what it stands for (drawn values nest only a few levels)."""
-    if isinstance(value, Big | Deep | Long):
+    if isinstance(value, Big | Deep | Long | Zeros):
         return _build(value)
     if isinstance(value, list | tuple):
         return type(value)(real(item) for item in value)
@@ -69,7 +71,20 @@ def real(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class Zeros:
+    """The text of a number: ``count`` leading zeros, then 5."""
+
+    count: int
+
+
 # -- adversarial values ------------------------------------------------------------------------
+
+LONE_SURROGATES = ["\ud800", "ok\udfff", "\udc00x", "a\ud83d"]
+"""Strings UTF-8 cannot encode (JSON's "\\ud800" escape decodes to one): no store, database or request takes them."""
+CATASTROPHIC_PATTERNS = ["^(a+)+$", "(a|a)*b", "^(a|aa)+$", "(x+x+)+y", "^(([a-z])+.)+[A-Z]([a-z])+$"]
+"""Patterns Python's backtracking re takes exponential time on against ``EVIL_TEXT``."""
+EVIL_TEXT = "a" * 35 + "!"
 
 EDGE_INTS = [0, 1, -1, 100, 101, 1000, 8784, 8785, 31_622_400, 31_622_401, 2**31 - 1, 2**31, -(2**31), 2**63, 10**20]
 JUNK = st.one_of(
@@ -82,6 +97,8 @@ JUNK = st.one_of(
     st.sampled_from([float("inf"), float("-inf"), float("nan"), 1e308, -0.0, 5e-324, 0.5]),
     st.text(max_size=12),
     st.sampled_from(["\u0663", "\uff11\uff12", "3600", "1h", "ALL", "0 6 * * *", "", " ", "\x00", "a\nb"]),
+    st.sampled_from(LONE_SURROGATES),
+    st.builds(Zeros, st.sampled_from([20, 4300, 1_000_000])),
     st.builds(Long, st.sampled_from([81, 257, 70_000, 1_000_000]), st.sampled_from(["x", "9", "\u00e9", "\n"])),
     st.lists(st.integers(), max_size=3),
     st.tuples(st.text(max_size=3)),
@@ -107,6 +124,7 @@ JSON_LEAVES = st.one_of(
     st.text(max_size=10),
     st.builds(Big, st.sampled_from([21, 4300, 4301, 100_000]), st.booleans()),
     st.builds(Long, st.sampled_from([1000, 70_000]), st.sampled_from(["x", "\u00e9"])),
+    st.sampled_from([*LONE_SURROGATES, EVIL_TEXT, "a" * 35]),
 )
 JSON = st.recursive(
     JSON_LEAVES,
@@ -120,6 +138,7 @@ ANY_JSON = st.one_of(
     JSON,
     st.builds(Deep, st.sampled_from([30, 31, 32, 33, 1000, 100_000]), st.sampled_from(["list", "dict"])),
     st.dictionaries(st.integers(), st.integers(), max_size=2),  # keys JSON turns into strings
+    st.dictionaries(st.sampled_from([*LONE_SURROGATES, EVIL_TEXT, "a"]), JSON_LEAVES, max_size=2),
     st.sampled_from([object(), {1, 2}, b"x", {(1, 2): 3}, datetime.date(2026, 1, 1), [float("nan")]]),
 )
 REFS = st.one_of(
@@ -136,6 +155,8 @@ DIALECTS = st.one_of(
     ),
     JUNK,
 )
+REGEX_JUNK = [*CATASTROPHIC_PATTERNS, "(?=a)", "(?<!a)b", "(a)\\1", "a{1001}", "\\p{Greek}", "\\Z", "\ud800"]
+"""Catastrophic patterns, and patterns RE2 refuses (lookaround, backreferences, big repeats) or Python's re does."""
 # Small objects of a few keywords each: one draw picks the kind, so a leaf costs a few draws, not twenty.
 SCHEMA_LEAVES = st.one_of(
     st.booleans(),
@@ -150,7 +171,12 @@ SCHEMA_LEAVES = st.one_of(
     st.fixed_dictionaries({"maximum": st.one_of(st.integers(), st.builds(Big, st.sampled_from([4300, 100_000])))}),
     st.fixed_dictionaries({"multipleOf": st.one_of(st.sampled_from([0.1, 3, 1e-300, 10**400, 0, -1]), JUNK)}),
     st.fixed_dictionaries({"minLength": st.one_of(st.integers(-1, 10), st.builds(Big, st.just(41)))}),
-    st.fixed_dictionaries({"pattern": st.sampled_from(["^a", "[", "\\d+", "^[a-z]*$"])}),
+    st.fixed_dictionaries({"pattern": st.sampled_from(["^a", "[", "\\d+", "^[a-z]*$", *REGEX_JUNK])}),
+    st.fixed_dictionaries(
+        {"patternProperties": st.dictionaries(st.sampled_from(["^a", *REGEX_JUNK]), st.just({}), max_size=2)},
+        optional={"additionalProperties": st.booleans(), "unevaluatedProperties": st.booleans()},
+    ),
+    st.fixed_dictionaries({"propertyNames": st.fixed_dictionaries({"pattern": st.sampled_from(REGEX_JUNK)})}),
     st.fixed_dictionaries(
         {"required": st.one_of(st.lists(st.sampled_from(["a", "b", "c"]), max_size=2), st.just("c"))}
     ),

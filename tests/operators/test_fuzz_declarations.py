@@ -30,7 +30,18 @@ from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet
 from tessera.operators.schedules.statement import _CLAUSES, ScheduleSyntaxError, parse_schedules
 
-from .fuzz_values import ANY_JSON, EDGE_INTS, JSON, JUNK, NUMBERS, POINTERS, SCHEMAS, mostly, real
+from .fuzz_values import (
+    ANY_JSON,
+    EDGE_INTS,
+    JSON,
+    JUNK,
+    LONE_SURROGATES,
+    NUMBERS,
+    POINTERS,
+    SCHEMAS,
+    mostly,
+    real,
+)
 
 _KEYWORDS = sorted(_CLAUSES)
 FUZZ = settings(
@@ -90,7 +101,15 @@ ADVERSARIAL = {
     "after": st.one_of(st.lists(st.sampled_from(["p", "", "1x", "a b", "p"]), max_size=4), JUNK),
     "target_nodes": st.one_of(st.lists(st.sampled_from(["n1", "a b", "x" * 200, "", "\u0663"]), max_size=3), JUNK),
     "notify": st.one_of(st.lists(st.sampled_from(["ops", "a@b", "@x.y", "\u00e9@x.io"]), max_size=2), JUNK),
-    "webhook": st.one_of(st.lists(st.sampled_from(["ftp://x/y", "http://", "https://h/ x"]), max_size=2), JUNK),
+    "webhook": st.one_of(
+        st.lists(
+            st.sampled_from(
+                ["ftp://x/y", "http://", "https://h/ x", "http://[x", "ftp://u:p@h/?t=1", "https://h\ud800/"]
+            ),
+            max_size=2,
+        ),
+        JUNK,
+    ),
 }
 for _field in ("interval_seconds", "parent_freshness", "retries", "retry_delay", "timeout", "max_concurrent"):
     ADVERSARIAL[_field] = NUMBERS
@@ -152,12 +171,16 @@ NUMBER_TEXT = st.one_of(
     st.sampled_from(EDGE_INTS).map(str),
     st.floats(0, 1e6).map(lambda f: f"{f:.3f}"),
     st.sampled_from([21, 400, 4301, 100_000]).map(lambda n: "9" * n),
+    st.sampled_from([18, 19, 20, 4300, 1_000_000]).map(lambda n: "0" * n + "5"),  # leading zeros count as digits
+    st.sampled_from([17, 18, 100_000]).map(lambda n: "5." + "0" * n + "1"),
     st.sampled_from(["\u0663", "\uff11\uff12", "1e5", "300s", "1.", ".5", "-", "--5", "0x10", "007", "1_000", "inf"]),
 )
 STRING_TEXT = st.one_of(
     st.sampled_from(["'0 6 * * *'", "'Europe/Oslo'", "'p'", "'ops@example.com'", "'https://hooks.example.com/x'"]),
     st.sampled_from(["'a''b'", "'unterminated", "''", "'61 * * * *'", "'localtime'", "'\u0663 * * * *'"]),
     st.text(max_size=15).map(lambda text: "'" + text.replace("'", "''") + "'"),
+    st.sampled_from(LONE_SURROGATES).map(lambda text: f"'{text}'"),
+    st.just("'https://hook-user:s3cr3t@hooks.example.com/x?token=t0k3n'"),
 )
 WORD_TEXT = st.one_of(NAMES, st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,8}", fullmatch=True), st.just("ALL"))
 KEYWORD_TEXT = st.sampled_from(["SCHEDULE", *_KEYWORDS]).flatmap(
@@ -200,7 +223,7 @@ STATEMENT_PARTS = st.tuples(
     st.sampled_from(_DRIVER_CLAUSES),
     st.lists(st.sampled_from(_OTHER_CLAUSES), max_size=5, unique=True),  # in a random order
     st.sampled_from([str.upper, str.lower, str.title]),
-    st.sampled_from(["a", "b", "'c.d'", "daily_etl", "e-f", "g", "h", "x" * 80]),
+    st.sampled_from(["a", "b", "'c.d'", "daily_etl", "e-f", "g", "h", "x" * 80, "p", "q"]),  # p, q: AFTER cycles
 )
 CHANGES = st.lists(st.tuples(st.sampled_from(["insert", "drop", "replace"]), st.floats(0, 1), ANY_TOKEN), max_size=3)
 
@@ -332,4 +355,56 @@ def test_a_cursor_function_in_a_dag_builds_or_is_refused_naming_the_field(kwargs
             assert _field_of(error) in OPERATOR_FIELDS, str(error)[:300]
             event(f"refused: {_field_of(error)}")
             return
+    event("built")
+
+
+# -- the HTTP function and the AFTER sensor ------------------------------------------------------
+
+HTTP_KWARGS = st.fixed_dictionaries(
+    {"conn_id": mostly(st.sampled_from(["svc", "fn_http"]), JUNK)},
+    optional={
+        "path": mostly(st.sampled_from(["/digest", "x", "", "/a?token=1"]), JUNK),
+        "method": mostly(st.sampled_from(["POST", "put", "patch"]), st.one_of(st.just("GET"), JUNK)),
+        "timeout": mostly(st.sampled_from([1, 300.0, 3600, "90s", "1h", datetime.timedelta(seconds=5)]), NUMBERS),
+        "max_response_bytes": mostly(st.sampled_from([1, 1024, 16 * 1024 * 1024, 2**28]), NUMBERS),
+    },
+)
+HTTP_FIELDS = {"conn_id", "path", "method", "timeout", "max_response_bytes"}
+
+
+@FUZZ
+@given(kwargs=HTTP_KWARGS)
+def test_an_http_function_builds_or_is_refused_naming_the_field(kwargs: dict[str, Any]) -> None:
+    from tessera.operators.functions.http import HttpFunction
+
+    try:
+        function = HttpFunction(**real(kwargs))
+    except ValueError as error:
+        assert _field_of(error) in HTTP_FIELDS, str(error)[:300]
+        event(f"refused: {_field_of(error)}")
+        return
+    event("built")
+    assert 0 < function.timeout <= 3600 and 1 <= function.max_response_bytes <= 2**28
+
+
+SENSOR_KWARGS = st.fixed_dictionaries(
+    {"parents": mostly(st.sampled_from([["p"], ("p", "q"), "p"]), st.one_of(st.lists(JUNK, max_size=2), JUNK))},
+    optional={
+        "poll_interval": mostly(st.sampled_from([1, 10, 3600]), NUMBERS),
+        "wait_timeout": mostly(st.sampled_from([None, datetime.timedelta(hours=6)]), JUNK),
+    },
+)
+
+
+@FUZZ
+@given(kwargs=SENSOR_KWARGS)
+def test_an_after_sensor_builds_or_is_refused_naming_the_field(kwargs: dict[str, Any]) -> None:
+    from tessera.operators.fan_in.sensor import AfterSensor
+
+    try:
+        AfterSensor(task_id="wait", **real(kwargs))
+    except (ValueError, TypeError) as error:
+        assert _field_of(error) in {"parents", "poll_interval", "wait_timeout"}, str(error)[:300]
+        event(f"refused: {_field_of(error)}")
+        return
     event("built")

@@ -220,12 +220,42 @@ def test_an_http_function_follows_no_redirect(local: tuple[str, Recorder], monke
     assert HttpFunction("fn", "/ok").call(connection(base), {}) == json.loads('{"count": 1, "cursor": {"n": 1}}')
 
 
-@pytest.mark.parametrize("timeout", [0, -1, 3600.5, 86400, float("nan"), float("inf"), True, "30"])
+@pytest.mark.parametrize("timeout", [0, -1, 3600.5, 86400, float("nan"), float("inf"), True, "61m"])
 def test_an_http_function_timeout_is_bounded(timeout: Any) -> None:
     with pytest.raises(ValueError, match=r"^timeout: .*above 0 and at most 3600"):
         HttpFunction("fn", "/x", timeout=timeout)
 
 
+def test_an_http_function_timeout_string_is_a_duration_with_its_unit() -> None:
+    with pytest.raises(ValueError, match=r"^timeout: '30' is not a duration; write a number and a lowercase unit"):
+        HttpFunction("fn", "/x", timeout="30")
+
+
 def test_an_http_function_timeout_at_the_bound_is_accepted() -> None:
     assert HttpFunction("fn", "/x", timeout=3600).timeout == 3600.0
     assert HttpFunction("fn", "/x", timeout=0.5).timeout == 0.5
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        pytest.param(
+            "https://u:p@hooks.example.com/x?token=abc&v#frag", "https://***@hooks.example.com/x?token=***&v#***"
+        ),
+        pytest.param("http://hooks.example.com/services/T00", "http://hooks.example.com/services/T00", id="plain"),
+        pytest.param("http://u@h.example.com:8/?a=1&b=2", "http://***@h.example.com:8/?a=***&b=***", id="user-only"),
+        pytest.param("http://[x", "<a URL that cannot be parsed>", id="unparseable"),
+    ],
+)
+def test_urls_are_shown_with_credentials_and_query_values_redacted(url: str, shown: str) -> None:
+    from tessera.operators.outbound import redact_url
+
+    assert redact_url(url) == shown
+
+
+def test_a_url_that_cannot_be_parsed_is_refused_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIRFLOW__TESSERA__ALLOW_PRIVATE_OUTBOUND", raising=False)
+    from tessera.operators.outbound import OutboundRefused, check_url
+
+    with pytest.raises(OutboundRefused, match=r"^connection 'x': <a URL that cannot be parsed>; give an http\(s\) URL"):
+        check_url("connection 'x'", "http://[x", resolve=True)

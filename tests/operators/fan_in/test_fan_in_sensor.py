@@ -202,7 +202,9 @@ def test_a_cancelled_wave_fails_its_gate_and_its_work_never_starts(deployment: D
         pytest.param({"poll_interval": 10**5000}, "poll_interval: <integer of about 5000 digits>", id="huge"),
         pytest.param({"wait_timeout": datetime.timedelta(days=367)}, "wait_timeout: datetime.timedelta", id="long"),
         pytest.param({"wait_timeout": datetime.timedelta(0)}, "more than zero", id="zero-wait"),
-        pytest.param({"wait_timeout": 60}, "wait_timeout: 60; give a datetime.timedelta", id="seconds-number"),
+        pytest.param({"wait_timeout": 60}, "wait_timeout: 60; give a duration of more than zero", id="seconds-number"),
+        pytest.param({"wait_timeout": "367d"}, "wait_timeout: '367d' is longer than", id="text-too-long"),
+        pytest.param({"poll_interval": "0.5s"}, "poll_interval: '0.5s'; give a number of seconds", id="text-fast"),
     ],
 )
 def test_sensor_arguments_out_of_bounds_are_refused_naming_the_field(kwargs: dict, fragment: str) -> None:
@@ -213,9 +215,32 @@ def test_sensor_arguments_out_of_bounds_are_refused_naming_the_field(kwargs: dic
     assert fragment in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("parents", "message"),
+    [
+        pytest.param(
+            None, "parents: None; give the parent schedules' names as a list, e.g. parents=['apc_daily']", id="none"
+        ),
+        pytest.param(5, "parents: 5; give the parent schedules' names as a list, e.g. parents=['apc_daily']", id="int"),
+        pytest.param({"p": 1}, "parents: {'p': 1}; give the parent schedules' names as a list", id="dict"),
+        pytest.param([], "parents: []; name at least one parent schedule, e.g. parents=['apc_daily']", id="empty"),
+    ],
+)
+def test_parents_that_are_not_a_list_of_names_are_refused_naming_the_field(parents: object, message: str) -> None:
+    from tessera.operators.fan_in.sensor import AfterSensor
+
+    with pytest.raises((TypeError, ValueError)) as caught:
+        AfterSensor(task_id="wait", parents=parents)
+    assert str(caught.value).startswith(message)
+
+
 def test_sensor_arguments_at_their_bounds_are_accepted() -> None:
     from tessera.operators.fan_in.sensor import AfterSensor
 
     sensor = AfterSensor(task_id="wait", parents=["p"], poll_interval=3600, wait_timeout=datetime.timedelta(days=366))
     assert (sensor.poll_interval, sensor.wait_timeout) == (3600.0, datetime.timedelta(days=366))
     assert AfterSensor(task_id="w2", parents=["p"], poll_interval=1).poll_interval == 1.0
+    durations = AfterSensor(task_id="w3", parents=["p"], poll_interval="30s", wait_timeout="6h")
+    assert (durations.poll_interval, durations.wait_timeout) == (30.0, datetime.timedelta(hours=6))
+    spelled = AfterSensor(task_id="w4", parents=["p"], poll_interval=datetime.timedelta(minutes=1))
+    assert spelled.poll_interval == 60.0

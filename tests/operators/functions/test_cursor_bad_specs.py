@@ -57,6 +57,25 @@ BAD_SPECS = [
         id="http-function-without-connection",
     ),
     pytest.param(
+        'CursorFunctionOperator(task_id="f", function=HttpFunction("svc", "/x", max_response_bytes=0))',
+        ["max_response_bytes: 0; give a whole number of bytes from 1 to 268435456"],
+        "FunctionInvalid",
+        id="http-function-response-cap",
+    ),
+    pytest.param(
+        'CursorFunctionOperator(task_id="f", function=len, output_schema={"pattern": "(?=a)"})',
+        ["output_schema: at $.pattern: '(?=a)' is not a regular expression RE2 can run"],
+        "OutputSchemaInvalid",
+        id="pattern-re2-cannot-run",
+    ),
+    pytest.param(
+        'CursorFunctionOperator(task_id="f", function=len, input={"s": "' + "a" * 35 + '!"},'
+        ' input_schema={"properties": {"s": {"pattern": "^(a+)+$"}}})',
+        ["input: {'s': 'aaaa", "fails input_schema at $.s: does not match the pattern '^(a+)+$'"],
+        "InputInvalid",
+        id="catastrophic-pattern-checked-at-parse-time",
+    ),
+    pytest.param(
         'CursorFunctionOperator(task_id="a", function=len, cursor_from="/c", cursor_into="/c")\n'
         '    CursorFunctionOperator(task_id="b", function=len, cursor_from="/c", cursor_into="/c")',
         ["store: 'cursor_bad-state' is already the cursor store of task 'a'"],

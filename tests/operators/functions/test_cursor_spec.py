@@ -162,12 +162,39 @@ def _nested(depth: int, leaf: Any = 1) -> Any:
         pytest.param({"input_schema": {"$schema": "urn:nope"}}, "input_schema", id="unknown-dialect"),
         pytest.param({"input_schema": _nested(33, {})}, "input_schema", id="schema-33-deep"),
         pytest.param({"input_schema": {"maximum": 10**100_000}}, "input_schema", id="schema-huge-number"),
+        pytest.param({"input": {"a": "\ud800"}}, "input", id="input-lone-surrogate"),
+        pytest.param({"input": {"\udfff": 1}}, "input", id="input-key-lone-surrogate"),
+        pytest.param({"cursor_from": "/c", "cursor_into": "/c", "initial": ["\ud800"]}, "initial", id="initial-lone"),
+        pytest.param({"output_schema": {"const": "x\udc00"}}, "output_schema", id="schema-lone-surrogate"),
     ],
 )
 def test_bad_spec_is_refused_at_parse_time_naming_the_field(kwargs: dict[str, Any], field: str) -> None:
     with pytest.raises(ValueError) as error:
         FunctionSpec.build(**kwargs)
     assert str(error.value).startswith(f"{field}:"), str(error.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        pytest.param(
+            {"input": {"region": ["emea", "ok\ud800"]}},
+            "input: at $.region[1] a string holds a lone surrogate (U+D800 at character 2), which is not Unicode "
+            "text and cannot be written as UTF-8 JSON; remove it, or decode the bytes it came from as UTF-8",
+            id="value",
+        ),
+        pytest.param(
+            {"cursor_from": "/c", "cursor_into": "/c", "initial": {"\udfff": 1}},
+            "initial: at $ a property name holds a lone surrogate (U+DFFF at character 0), which is not Unicode "
+            "text and cannot be written as UTF-8 JSON; remove it, or decode the bytes it came from as UTF-8",
+            id="key",
+        ),
+    ],
+)
+def test_a_lone_surrogate_is_refused_naming_the_field_and_where_it_is(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        FunctionSpec.build(**kwargs)
+    assert str(refused.value) == message
 
 
 def test_json_at_its_bounds_is_accepted() -> None:
@@ -214,6 +241,7 @@ def test_first_fire_gets_initial_and_a_clean_fire_saves_the_new_cursor() -> None
         pytest.param({"count": 1}, OutputInvalid, id="no-cursor-at-pointer"),
         pytest.param({"count": 1, "cursor": float("nan")}, OutputInvalid, id="not-json"),
         pytest.param({"count": 1, "cursor": {"blob": "x" * (70 * 1024)}}, CursorTooLarge, id="cursor-70KiB"),
+        pytest.param({"count": 1, "cursor": "\ud800"}, OutputInvalid, id="lone-surrogate"),
     ],
 )
 def test_unclean_output_keeps_the_stored_cursor(output: Any, error: type[Exception]) -> None:

@@ -102,6 +102,21 @@ def _pipeline(schedule: Schedule, **dag_args: object) -> DAG:
             ["257 characters", "at most 256"],
             id="node-id-too-long",
         ),
+        pytest.param(
+            {"interval_seconds": 5, "notify": ["ops\ud800@example.com"]},
+            "notify",
+            ["holds a lone surrogate (U+D800 at character 3), which is not Unicode text"],
+            id="email-lone-surrogate",
+        ),
+        pytest.param(
+            {"interval_seconds": 5, "webhook": ["https://h\udfff.example.com/x"]},
+            "webhook",
+            ["lone surrogate (U+DFFF"],
+            id="webhook-lone-surrogate",
+        ),
+        pytest.param(
+            {"interval_seconds": 5, "description": "nightly \ud800"}, "description", ["lone surrogate"], id="desc"
+        ),
     ],
 )
 def test_a_bad_declaration_is_refused_naming_the_field(kwargs: dict, field: str, words: list[str]) -> None:

@@ -40,7 +40,7 @@ def http_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[dic
         def do_POST(self) -> None:  # noqa: N802 - the http.server protocol
             body = self.rfile.read(int(self.headers["Content-Length"]))
             received.append({"path": self.path, "type": self.headers["Content-Type"], **json.loads(body)})
-            self.send_response(500 if self.path == "/broken" else 204)
+            self.send_response(500 if self.path.startswith("/broken") else 204)
             self.end_headers()
 
         def log_message(self, *args: object) -> None:
@@ -125,3 +125,51 @@ def test_a_failed_run_is_emailed_through_the_smtp_connection(monkeypatch: pytest
     (message,) = server.messages  # type: ignore[attr-defined]
     assert "To: ops-team@example.com, data@example.com" in message
     assert f"Subject: [hourly_sync] orders_load run {CONTEXT['run_id']}: failure" in message
+
+
+def test_a_failing_webhook_is_logged_and_raised_with_its_credentials_and_token_redacted(
+    http_server: tuple[str, list[dict]], capfd: pytest.CaptureFixture[str]
+) -> None:
+    base, received = http_server
+    host = base.removeprefix("http://")
+    secret = f"http://hook-user:s3cr3t@{host}/broken?token=t0k3n&channel=ops"
+    schedule = Schedule("daily_etl", interval_seconds=60, webhook=[secret, f"{base}/ok"])
+    (notifier,) = dag_kwargs(schedule)["on_failure_callback"]
+    with pytest.raises(RuntimeError) as raised:
+        notifier(dict(CONTEXT))
+    shown = f"http://***@{host}/broken?token=***&channel=***"
+    assert str(raised.value) == f"webhook: ['{shown}'] did not accept the failure notice of 'daily_etl'"
+    # Airflow's structlog writes the line to the process's output, where the dag-processor's log collects it.
+    written = "".join(capfd.readouterr())
+    assert f"Webhook {shown} for schedule daily_etl failed: answered 500" in written
+    assert "s3cr3t" not in written and "t0k3n" not in written
+    assert [r["path"] for r in received] == ["/broken?token=t0k3n&channel=ops", "/ok"]  # the hook still got it all
+
+
+def test_a_webhook_that_cannot_connect_says_why_without_the_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW__TESSERA__ALLOW_PRIVATE_OUTBOUND", "True")
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    schedule = Schedule("s", interval_seconds=60, webhook=[f"http://127.0.0.1:{port}/x?token=t0k3n"])
+    (notifier,) = dag_kwargs(schedule)["on_failure_callback"]
+    with pytest.raises(RuntimeError) as raised:
+        notifier(dict(CONTEXT))
+    assert "t0k3n" not in str(raised.value) and f"127.0.0.1:{port}/x?token=***" in str(raised.value)
+
+
+def test_a_refused_webhook_url_is_shown_redacted_in_the_import_error() -> None:
+    from tessera.operators.schedules.checks import ScheduleError
+
+    with pytest.raises(ScheduleError) as refused:
+        Schedule("s", interval_seconds=60, webhook=["ftp://hook-user:s3cr3t@hooks.example.com/x?token=t0k3n"])
+    assert str(refused.value).startswith("webhook: 'ftp://***@hooks.example.com/x?token=***' is not an http(s) URL")
+
+
+def test_a_webhook_url_python_cannot_split_is_refused_naming_the_field() -> None:
+    from tessera.operators.schedules.checks import ScheduleError
+
+    with pytest.raises(ScheduleError, match=r"^webhook: '<a URL that cannot be parsed>' is not an http\(s\) URL"):
+        Schedule("s", interval_seconds=60, webhook=["http://[x"])

@@ -163,6 +163,20 @@ MALFORMED = [
     pytest.param(
         "SCHEDULE a INTERVAL_SECONDS " + "9" * 100_000 + ";", 1, 12, ["100000 digits", "366 days"], id="100000-digits"
     ),
+    pytest.param(
+        "SCHEDULE a\n  INTERVAL_SECONDS " + "0" * 1_000_000 + "5;",
+        2,
+        3,
+        ["interval_seconds: a number written with 1000001 digits; write at most 20 digits"],
+        id="a-million-leading-zeros",
+    ),
+    pytest.param(
+        "SCHEDULE a CRON '0 6 * * *'\n  TIMEOUT 5." + "0" * 1_000_000 + "1;",
+        2,
+        3,
+        ["timeout: a number written with 1000002 digits; write at most 20 digits"],
+        id="a-million-fraction-digits",
+    ),
     pytest.param("SCHEDULE a INTERVAL_SECONDS \u0663;", 1, 29, ["unexpected character", "U+0663"], id="arabic-digit"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 RETRIES \uff11;", 1, 39, ["U+FF11"], id="fullwidth-digit"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 RETRIES 101;", 1, 31, ["0 to 100"], id="retries-101"),
@@ -191,6 +205,12 @@ def test_a_malformed_statement_is_refused_at_its_line_and_column(
     assert str(error).startswith(f"line {line}, column {column}: ")
     for word in words:
         assert word in str(error)
+
+
+def test_leading_zeros_within_the_digit_bound_are_read_as_the_number() -> None:
+    assert parse_schedule("SCHEDULE a INTERVAL_SECONDS 007 TIMEOUT 0000000000000000001.5;") == Schedule(
+        "a", interval_seconds=7, timeout=1.5
+    )
 
 
 def test_the_source_file_is_named_in_the_message() -> None:
