@@ -11,7 +11,7 @@ same order, with the same private helpers of ``airflow.models.backfill``, but la
 * :func:`runs_in_range`: the runs of the range one at a time, as ``_get_info_list`` filters
   them (a run whose window has not ended yet is not created);
 * :func:`runs_left_out`: for a bounded batch of runs, which ones the backfill would skip
-  because a run already exists, in one query instead of one per run.
+  because a run already exists, in one query (the batch's date range) instead of one per run.
 
 This is the only module that names those private helpers; ``tests/plugin/api/test_backfill_bounds.py``
 checks that it answers exactly what ``_do_dry_run`` answers.
@@ -27,10 +27,6 @@ from .errors import Invalid, NotFound
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
-
-_IN_CHUNK = 500
-"""Dates per ``IN (...)`` list, well under every database's limit on bound parameters."""
-
 
 def _refusal(error: Exception) -> Invalid:
     return Invalid(f"{type(error).__name__}: {error}")
@@ -105,13 +101,15 @@ def runs_left_out(session: Session, dag_id: str, infos: Sequence[Any], reprocess
     found: dict[str, dict[datetime.datetime, list[Any]]] = {"logical_date": {}, "partition_date": {}}
     for name, index in found.items():
         column = getattr(DagRun, name)
-        dates = sorted({getattr(info, name) for info in infos if getattr(info, name) is not None})
-        for start in range(0, len(dates), _IN_CHUNK):
-            query = select(DagRun.logical_date, DagRun.partition_date, DagRun.start_date, DagRun.state).where(
-                DagRun.dag_id == dag_id, column.in_(dates[start : start + _IN_CHUNK])
-            )
-            for row in session.execute(query):
-                index.setdefault(_key(getattr(row, name)), []).append(row)
+        dates = [getattr(info, name) for info in infos if getattr(info, name) is not None]
+        if not dates:
+            continue
+        # The runs between the batch's first and last date: two bound parameters, whatever the batch's size.
+        query = select(DagRun.logical_date, DagRun.partition_date, DagRun.start_date, DagRun.state).where(
+            DagRun.dag_id == dag_id, column.between(min(dates), max(dates))
+        )
+        for row in session.execute(query):
+            index.setdefault(_key(getattr(row, name)), []).append(row)
     behavior = ReprocessBehavior(reprocess_behavior)
     left_out = []
     for info in infos:

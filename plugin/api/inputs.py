@@ -19,12 +19,13 @@ not grant. So a request without it is refused (415) before it is authorized to c
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Query, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import AfterValidator, BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ValidationError
 
 from tessera.timetables.limits import SUPPORTED_FROM, SUPPORTED_UNTIL, check_supported_instant
 
@@ -50,6 +51,21 @@ def supported_instant(name: str, moment: datetime.datetime) -> datetime.datetime
     return moment
 
 
+_ISO_DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ]")
+
+
+def _iso(name: str) -> BeforeValidator:
+    """Only ISO 8601 text: pydantic would also read ``12345`` as seconds since 1970, which the document does not say."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and not _ISO_DATE_TIME.match(value):
+            shown = ascii(value if len(value) <= 40 else value[:40] + "...")
+            raise ValueError(f"`{name}`: {shown} is not an ISO 8601 instant; give one such as 2026-03-02T12:00:00Z")
+        return value
+
+    return BeforeValidator(check)
+
+
 def _supported(name: str) -> AfterValidator:
     def check(moment: datetime.datetime | None) -> datetime.datetime | None:
         return None if moment is None else supported_instant(name, moment)
@@ -60,22 +76,26 @@ def _supported(name: str) -> AfterValidator:
 After = Annotated[
     datetime.datetime | None,
     Query(description=f"List runs that start after this instant (default now); {SUPPORTED_RANGE}, with a timezone."),
+    _iso("after"),
     _supported("after"),
 ]
 Until = Annotated[
     datetime.datetime | None,
     Query(description=f"Stop at runs that start after this instant; {SUPPORTED_RANGE}, with a timezone."),
+    _iso("until"),
     _supported("until"),
 ]
 Count = Annotated[int, Query(ge=1, le=MAX_COUNT, description=f"How many upcoming runs per DAG (1 to {MAX_COUNT}).")]
 FromDate = Annotated[
     datetime.datetime,
     Query(description=f"As `--from-date`; {SUPPORTED_RANGE}, with a timezone."),
+    _iso("from_date"),
     _supported("from_date"),
 ]
 ToDate = Annotated[
     datetime.datetime,
     Query(description=f"As `--to-date`; {SUPPORTED_RANGE}, with a timezone."),
+    _iso("to_date"),
     _supported("to_date"),
 ]
 ReprocessBehavior = Annotated[

@@ -191,6 +191,14 @@ def test_an_instant_tessera_does_not_support_is_a_422_naming_the_parameter_and_t
     assert "1900-01-01T00:00:00" in detail and "3000-01-01T00:00:00" in detail
 
 
+@pytest.mark.parametrize(("name", "value"), [("after", "1700000000"), ("until", "-171300594584"), ("after", "now")])
+def test_an_instant_that_is_not_iso_8601_text_is_a_422_even_if_pydantic_could_read_it(api, name, value):
+    """The document says date-time; pydantic alone would take a number as seconds since 1970."""
+    answer = api.call("GET", PLAN_ROUTES[0], user="viewer", params={name: value})
+    assert answer.status_code == 422, answer.text
+    assert f"`{name}`: '{value}' is not an ISO 8601 instant; give one such as 2026-03-02T12:00:00Z" in _detail(answer)
+
+
 @pytest.mark.parametrize(
     ("after", "until"),
     [
