@@ -24,7 +24,7 @@ import datetime
 import logging
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -72,12 +72,16 @@ class PreviewAbandoned(Exception):
     """The caller left before the preview was ready; nothing is answered."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Budget:
-    """When a preview must stop: at its deadline, or as soon as ``abandoned()`` says the caller left."""
+    """When a preview must stop: ``seconds`` after it starts listing runs, or once ``abandoned()`` says the caller left.
+
+    The clock starts with the first run, not before: loading the stored DAG (importing its
+    timetable's module, in a fresh ``tessera plan`` process) is not the range's cost.
+    """
 
     abandoned: Callable[[], bool] = lambda: False
-    deadline: float = field(default_factory=lambda: time.monotonic() + PREVIEW_SECONDS)
+    seconds: float = PREVIEW_SECONDS
 
 
 def _run(info: Any) -> BackfillRun:
@@ -112,6 +116,7 @@ def take_runs(
 ) -> list[Any]:
     """At most :data:`MAX_PREVIEW_RUNS` runs of ``infos``, or the refusal that says why not."""
     taken: list[Any] = []
+    deadline = time.monotonic() + budget.seconds
     for info in infos:
         if budget.abandoned():
             log.info("Backfill preview of %s stopped after %d runs: the caller left", dag_id, len(taken))
@@ -121,9 +126,9 @@ def take_runs(
                 f"{_range(from_date, to_date)}: more than {MAX_PREVIEW_RUNS} runs of {dag_id!r}, the most one "
                 f"preview lists; narrow the range (its first {MAX_PREVIEW_RUNS} runs reach {_when(taken[-1])})"
             )
-        if time.monotonic() > budget.deadline:
+        if time.monotonic() > deadline:
             raise Invalid(
-                f"{_range(from_date, to_date)}: listing the runs of {dag_id!r} took more than {PREVIEW_SECONDS:g} s "
+                f"{_range(from_date, to_date)}: listing the runs of {dag_id!r} took more than {budget.seconds:g} s "
                 f"({len(taken)} listed, up to {_when(taken[-1]) if taken else from_date.isoformat()}); "
                 "narrow the range"
             )
