@@ -16,7 +16,14 @@ from airflow.utils.session import create_session
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from ..backfill_preview import BackfillPreview, Budget, PreviewAbandoned, preview_stored
+from ..backfill_preview import (
+    MAX_PREVIEW_RUNS,
+    PREVIEW_SECONDS,
+    BackfillPreview,
+    Budget,
+    PreviewAbandoned,
+    preview_stored,
+)
 from ..inputs import FromDate, ReprocessBehavior, ToDate
 from .access import read_dag
 from .refusals import SIGNED_IN, refusals
@@ -51,7 +58,17 @@ async def while_connected(request: Request, work: Callable[[Callable[[], bool]],
         watcher.cancel()
 
 
-@router.get("/api/v1/dags/{dag_id}/backfill-preview", dependencies=[read_dag], responses=refusals(400, 404))
+@router.get(
+    "/api/v1/dags/{dag_id}/backfill-preview",
+    dependencies=[read_dag],
+    responses=refusals(400, 404),
+    description=(
+        "Exactly the runs a backfill of `[from_date, to_date]` creates: run id, logical date, window, run after. "
+        "It is Airflow's own dry run, so runs that already exist and would not be re-run are left out. "
+        f"A range holding more than {MAX_PREVIEW_RUNS} runs is refused (400), as is one whose runs take more "
+        f"than {PREVIEW_SECONDS:g} s to list; the work stops when the caller disconnects."
+    ),
+)
 async def get_backfill_preview(
     dag_id: str,
     request: Request,
@@ -59,11 +76,7 @@ async def get_backfill_preview(
     to_date: ToDate,
     reprocess_behavior: ReprocessBehavior = "none",
 ) -> BackfillPreview:
-    """Exactly the runs a backfill of ``[from_date, to_date]`` creates: run id, logical date, window, run after.
-
-    It is Airflow's own dry run, so runs that already exist and would not be re-run are left out.
-    A range holding more than 1000 runs is refused (400), as is one that takes more than 3 s to list.
-    """
+    """The runs ``airflow backfill create`` creates (the description below is the OpenAPI document's)."""
 
     def preview(abandoned: Callable[[], bool]) -> BackfillPreview:
         with create_session(scoped=False) as session:
