@@ -6,13 +6,16 @@
     $ tessera plan dags/etl.py --dag-id etl --count 5 --after 2026-03-02T12:00:00Z
     $ tessera plan --api http://localhost:8080 --token "$TOKEN"
     $ tessera plan dags/ --load               # run starts per minute over the next 24 h, spikes
-    $ tessera plan dags/etl.py --from 2026-01-01T00:00 --to 2026-01-01T23:59:59   # backfill preview
-    $ tessera plan etl --from 2026-01-01T00:00 --to 2026-01-02T00:00  # a DAG id in the metadata DB
+    $ tessera plan dags/etl.py --from 2026-01-01T00:00Z --to 2026-01-01T23:59:59Z   # backfill preview
+    $ tessera plan etl --from 2026-01-01T00:00Z --to 2026-01-02T00:00Z  # a DAG id in the metadata DB
 
 The local form needs no running Airflow and no metadata database, so a schedule can
 be checked before it is deployed. Both forms list the runs the scheduler creates: each
 DAG's start and end dates bound them as they bound the scheduler. It exits 1 when a file does not import or the
-declared schedules contradict each other (unknown AFTER parents, cycles).
+declared schedules contradict each other (unknown AFTER parents, cycles), and 2, with a message naming the
+option and never a traceback, for anything it will not work with (:mod:`tessera.plugin.cli_inputs`): the
+REST API's bounds (instants with a timezone in 1900-2999, at most 1000 runs, a preview of at most 1000 runs),
+a path that is not DAG files, an ``--api`` that is not an http(s) URL, a database it cannot read.
 """
 
 from __future__ import annotations
@@ -25,30 +28,13 @@ import os
 import sys
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .api.errors import ApiError
+from .cli_inputs import Refused, api_url, count, get_json, instant, load_dags
 
 EXIT_OK, EXIT_CONTRADICTION, EXIT_USAGE = 0, 1, 2
-
-
-def _instant(text: str) -> datetime.datetime:
-    moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"after: {text!r} has no timezone; add one, e.g. {text}Z")
-    return moment
-
-
-def _backfill_instant(text: str) -> datetime.datetime:
-    """As ``airflow backfill create`` reads ``--from-date``: no timezone means Airflow's default timezone."""
-    from airflow._shared.timezones.timezone import parse
-
-    try:
-        return parse(text)
-    except Exception as error:
-        raise ValueError(f"{text!r} is not an instant; give one such as 2026-01-01T00:00:00Z ({error})") from error
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,29 +43,25 @@ def _parser() -> argparse.ArgumentParser:
     plan = commands.add_parser("plan", help="print the next runs, their run-after, windows and phase")
     plan.add_argument("path", nargs="?", help="a DAG file or a folder of them (or, with --from/--to, a DAG id)")
     plan.add_argument("--dag-id", help="only this DAG")
-    plan.add_argument("--count", type=int, default=5, help="runs per DAG (default 5)")
-    plan.add_argument("--after", type=_instant, help="list runs starting after this instant (default now)")
+    plan.add_argument("--count", type=int, default=5, help="runs per DAG (default 5, at most 1000)")
+    plan.add_argument("--after", help="list runs starting after this instant, e.g. 2026-03-02T12:00Z (default now)")
     plan.add_argument("--api", help="read a running deployment instead, e.g. http://localhost:8080")
     plan.add_argument("--token", default=os.environ.get("TESSERA_API_TOKEN"), help="JWT for --api")
     plan.add_argument("--json", action="store_true", help="print JSON instead of a table")
     plan.add_argument("--load", action="store_true", help="run starts per minute over the next 24 h, every DAG")
-    plan.add_argument("--from", dest="from_date", help="backfill preview: as backfill create's --from-date")
-    plan.add_argument("--to", dest="to_date", help="backfill preview: as backfill create's --to-date")
+    plan.add_argument("--from", dest="from_date", help="backfill preview: as --from-date, with a zone")
+    plan.add_argument("--to", dest="to_date", help="backfill preview: as --to-date, with a zone")
     return parser
 
 
 def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict[str, Any]:
     """The plan of the DAG files under ``path``, in the shape of the REST API's plan route."""
-    from airflow.dag_processing.dagbag import DagBag
-
     from tessera.timetables.base import TesseraTimetable
 
     from .api.adapters import declared_schedule_check
     from .api.schedules import duration_text, occurrence_of, planned_runs
 
-    # Airflow logs to stdout while it loads the files; keep stdout for the plan itself.
-    with contextlib.redirect_stdout(sys.stderr):
-        bag = DagBag(path)
+    bag = load_dags(path)
     root = path if os.path.isdir(path) else os.path.dirname(path)
     contradictions = [
         {
@@ -118,13 +100,11 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
 
 def remote_plan(api: str, token: str | None, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict:
     """The plan route of a running deployment (``/tessera/api/v1/...``)."""
-    query = urllib.parse.urlencode({"count": count, "after": after.isoformat()})
+    query = {"count": str(count), "after": after.isoformat()}
     path = "plan" if dag_id is None else f"dags/{urllib.parse.quote(dag_id, safe='')}/plan"
-    request = urllib.request.Request(f"{api.rstrip('/')}/tessera/api/v1/{path}?{query}")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    with urllib.request.urlopen(request, timeout=60) as response:
-        body = json.loads(response.read())
+    body = get_json(api, token, path, query)
+    if not isinstance(body, dict) or "dags" not in body and "dag_id" not in body:
+        raise Refused(f"`--api`: {api} did not answer a tessera plan; give the address of Airflow's API server")
     if dag_id is not None:  # one DAG: wrap it like the list
         return {"dags": [body], "contradictions": body["contradictions"], "plan_check": "ok"}
     return body
@@ -170,8 +150,8 @@ def _previews(args: argparse.Namespace) -> int:
         if None in (args.from_date, args.to_date) or args.path is None:
             print("tessera plan: a backfill preview needs a DAG file or id, --from and --to", file=sys.stderr)
             return EXIT_USAGE
+        dates = {"from_date": instant("--from", args.from_date), "to_date": instant("--to", args.to_date)}
         with contextlib.redirect_stdout(sys.stderr):
-            dates = {"from_date": _backfill_instant(args.from_date), "to_date": _backfill_instant(args.to_date)}
             if cli_previews.is_path(args.path):
                 answer = cli_previews.local_backfill(args.path, dag_id=args.dag_id, **dates)
             elif args.api:
@@ -179,59 +159,67 @@ def _previews(args: argparse.Namespace) -> int:
             else:
                 answer = cli_previews.stored_backfill(args.path, **dates)
         render = cli_previews.render_backfill
-    if args.json:
+    _print(answer, render, as_json=args.json)
+    return EXIT_OK
+
+
+def _print(answer: Any, render: Any, *, as_json: bool) -> None:
+    if as_json:
         json.dump(answer, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         render(answer, sys.stdout)
-    return EXIT_OK
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``tessera`` console script."""
-    args = _parser().parse_args(argv)
-    if args.load or args.from_date is not None or args.to_date is not None:
-        try:
-            return _previews(args)
-        except urllib.error.HTTPError as error:
-            print(f"tessera plan: {args.api} answered {error.code}: {error.read().decode()[:500]}", file=sys.stderr)
-        except urllib.error.URLError as error:
-            print(f"tessera plan: cannot reach {args.api}: {error.reason}", file=sys.stderr)
-        except ApiError as error:  # the preview's refusals: a range backwards or in the future, an unknown DAG
-            print(f"tessera plan: {error.detail}", file=sys.stderr)
-        except ValueError as error:  # an instant that does not parse
-            print(f"tessera plan: {error}", file=sys.stderr)
-        return EXIT_USAGE
+def _plan(args: argparse.Namespace) -> int:
     if (args.path is None) == (args.api is None):
         print("tessera plan: give a DAG file or folder, or --api URL (one of them)", file=sys.stderr)
         return EXIT_USAGE
-    if args.count < 1:
-        print(f"tessera plan: --count {args.count}; give 1 or more", file=sys.stderr)
-        return EXIT_USAGE
-    after = args.after or datetime.datetime.now(datetime.timezone.utc)
-    try:
-        if args.api is not None:
-            plan = remote_plan(args.api, args.token, dag_id=args.dag_id, count=args.count, after=after)
-        elif not os.path.exists(args.path):
-            print(f"tessera plan: {args.path!r} does not exist", file=sys.stderr)
-            return EXIT_USAGE
-        else:
-            plan = local_plan(args.path, dag_id=args.dag_id, count=args.count, after=after)
-    except urllib.error.HTTPError as error:
-        print(f"tessera plan: {args.api} answered {error.code}: {error.read().decode()[:500]}", file=sys.stderr)
-        return EXIT_USAGE
-    except urllib.error.URLError as error:
-        print(f"tessera plan: cannot reach {args.api}: {error.reason}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.json:
-        json.dump(plan, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+    count_ = count(args.count)
+    after = instant("--after", args.after) if args.after is not None else datetime.datetime.now(datetime.timezone.utc)
+    if args.api is not None:
+        plan = remote_plan(args.api, args.token, dag_id=args.dag_id, count=count_, after=after)
     else:
-        render(plan, sys.stdout)
+        plan = local_plan(args.path, dag_id=args.dag_id, count=count_, after=after)
+    _print(plan, render, as_json=args.json)
     if args.dag_id is not None and not plan["dags"]:
         print(f"tessera plan: no tessera-scheduled DAG {args.dag_id!r}", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_CONTRADICTION if any(c["severity"] == "error" for c in plan["contradictions"]) else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tessera`` console script."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    args = _parser().parse_args(argv)
+    try:
+        if args.api is not None:
+            api_url(args.api)
+        if args.load or args.from_date is not None or args.to_date is not None:
+            return _previews(args)
+        return _plan(args)
+    except urllib.error.HTTPError as error:
+        print(f"tessera plan: {args.api} answered {error.code}: {_excerpt(error)}", file=sys.stderr)
+    except urllib.error.URLError as error:
+        print(f"tessera plan: cannot reach {args.api}: {error.reason}", file=sys.stderr)
+    except ApiError as error:  # the REST API's refusals, raised locally: a range too long or in the future
+        print(f"tessera plan: {error.detail}", file=sys.stderr)
+    except SQLAlchemyError as error:  # a DAG id, read from the metadata database this Airflow is configured for
+        reason = str(error.orig if getattr(error, "orig", None) is not None else error).splitlines()[0]
+        print(
+            f"tessera plan: cannot read the metadata database ({type(error).__name__}: {reason}); run it where "
+            "Airflow is configured for your deployment (airflow db check), or give a DAG file",
+            file=sys.stderr,
+        )
+    except (ValueError, OSError) as error:  # Refused, and what the system refuses (a header with a newline, ...)
+        print(f"tessera plan: {error}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _excerpt(error: urllib.error.HTTPError) -> str:
+    body = error.read()[:500].decode("utf-8", "replace")
+    return body or str(error.reason)
 
 
 if __name__ == "__main__":

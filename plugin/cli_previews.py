@@ -7,32 +7,12 @@ metadata database the Airflow CLI is configured for.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import json
 import os
-import sys
 import urllib.parse
-import urllib.request
 from typing import Any, TextIO
 
-
-def _get(api: str, token: str | None, path: str, query: dict[str, str]) -> dict[str, Any]:
-    url = f"{api.rstrip('/')}/tessera/api/v1/{path}"
-    if query:
-        url += "?" + urllib.parse.urlencode(query)
-    request = urllib.request.Request(url)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    with urllib.request.urlopen(request, timeout=120) as response:
-        return json.loads(response.read())
-
-
-def _bag(path: str) -> Any:
-    from airflow.dag_processing.dagbag import DagBag
-
-    with contextlib.redirect_stdout(sys.stderr):  # Airflow logs to stdout while it loads the files
-        return DagBag(path)
+from .cli_inputs import Refused, get_json, load_dags
 
 
 def _stored(dag: Any) -> Any:
@@ -50,7 +30,7 @@ def local_load(path: str) -> dict[str, Any]:
     from .api.load_models import load_response
 
     dags = []
-    for dag in sorted(_bag(path).dags.values(), key=lambda d: d.dag_id):
+    for dag in sorted(load_dags(path).dags.values(), key=lambda d: d.dag_id):
         stored = _stored(dag)
         dags.append(FleetDag(dag.dag_id, stored.timetable, start_date=stored.start_date, end_date=stored.end_date))
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -58,7 +38,7 @@ def local_load(path: str) -> dict[str, Any]:
 
 
 def remote_load(api: str, token: str | None) -> dict[str, Any]:
-    return _get(api, token, "load", {})
+    return _mapping(get_json(api, token, "load", {}), api, "load")
 
 
 def _hm(iso: str) -> str:
@@ -113,7 +93,7 @@ def local_backfill(
     """The preview of every DAG in the files under ``path`` (or just ``dag_id``)."""
     from .api.backfill_preview import preview_dag
 
-    dags = sorted(_bag(path).dags.values(), key=lambda d: d.dag_id)
+    dags = sorted(load_dags(path).dags.values(), key=lambda d: d.dag_id)
     return [
         preview_dag(dag, from_date=from_date, to_date=to_date).model_dump(mode="json")
         for dag in dags
@@ -136,11 +116,18 @@ def remote_backfill(
     api: str, token: str | None, dag_id: str, *, from_date: datetime.datetime, to_date: datetime.datetime
 ) -> list[dict[str, Any]]:
     query = {"from_date": from_date.isoformat(), "to_date": to_date.isoformat()}
-    return [_get(api, token, f"dags/{urllib.parse.quote(dag_id, safe='')}/backfill-preview", query)]
+    answer = get_json(api, token, f"dags/{urllib.parse.quote(dag_id, safe='')}/backfill-preview", query)
+    return [_mapping(answer, api, "backfill preview")]
 
 
-def _short(iso: str) -> str:
-    return iso.replace("T", " ").replace("+00:00", "Z")
+def _mapping(answer: Any, api: str, what: str) -> dict[str, Any]:
+    if not isinstance(answer, dict):
+        raise Refused(f"`--api`: {api} did not answer a tessera {what}; give the address of Airflow's API server")
+    return answer
+
+
+def _short(iso: str | None) -> str:
+    return "-" if iso is None else iso.replace("T", " ").replace("+00:00", "Z")
 
 
 def render_backfill(previews: list[dict[str, Any]], out: TextIO) -> None:
@@ -162,4 +149,5 @@ def render_backfill(previews: list[dict[str, Any]], out: TextIO) -> None:
 
 
 def is_path(target: str) -> bool:
-    return os.path.exists(target)
+    """A DAG file or folder rather than a DAG id (an id has no slash and does not end in .py)."""
+    return os.path.exists(target) or "/" in target or os.sep in target or target.endswith(".py")

@@ -3,12 +3,19 @@
 This module only assembles: the routers (one per resource, in :mod:`tessera.plugin.api.routes`)
 map the domain's answers to HTTP, and the one exception handler below maps the domain's
 refusals (:mod:`tessera.plugin.api.errors`) to status codes. Who may call what is in
-:mod:`tessera.plugin.api.routes.access`; what a write must send in
+:mod:`tessera.plugin.api.routes.access`; what a request may send in
 :mod:`tessera.plugin.api.inputs`; a DAG whose plan or status cannot be computed is listed
 with its error (:mod:`tessera.plugin.api.row_errors`).
+
+Every answer, the page's and the API's, refuses to be framed by another origin
+(:class:`SameOriginFramesOnly`): the Schedules page has a Refresh button, and a page on
+another port of the same host that framed it invisibly could have a signed-in user click
+it (clickjacking). Airflow's own UI, on the same origin, still embeds it.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from airflow.api_fastapi.common.dagbag import create_dag_bag
 from fastapi import FastAPI, Request
@@ -24,9 +31,16 @@ STATUS_CODES: dict[type[errors.ApiError], int] = {
     errors.Invalid: http.HTTP_400_BAD_REQUEST,
     errors.UnsupportedMediaType: http.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
     errors.Unprocessable: http.HTTP_422_UNPROCESSABLE_CONTENT,
+    errors.ContentTooLarge: http.HTTP_413_CONTENT_TOO_LARGE,
     errors.Unavailable: http.HTTP_503_SERVICE_UNAVAILABLE,
     errors.ApiError: http.HTTP_400_BAD_REQUEST,  # a refusal of a kind added without its own code
 }
+
+FRAME_HEADERS = (
+    (b"content-security-policy", b"frame-ancestors 'self'"),
+    (b"x-frame-options", b"SAMEORIGIN"),  # for browsers that predate frame-ancestors
+)
+"""Only a page of the same origin (Airflow's UI) may frame an answer of this app."""
 
 
 async def refused(request: Request, error: Exception) -> JSONResponse:
@@ -34,6 +48,31 @@ async def refused(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, errors.ApiError)
     code = next(STATUS_CODES[kind] for kind in type(error).__mro__ if kind in STATUS_CODES)
     return JSONResponse({"detail": error.detail}, status_code=code)
+
+
+class SameOriginFramesOnly:
+    """ASGI middleware adding :data:`FRAME_HEADERS` to every response, errors included.
+
+    A plain ASGI wrapper (not Starlette's ``BaseHTTPMiddleware``), so the request's receive
+    channel reaches the routes untouched and a route can still see its caller disconnect.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        names = {name for name, _ in FRAME_HEADERS}
+
+        async def send_framed(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                kept = [(name, value) for name, value in message.get("headers", []) if name.lower() not in names]
+                message = {**message, "headers": [*kept, *FRAME_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_framed)
 
 
 def create_app() -> FastAPI:
@@ -53,4 +92,5 @@ def create_app() -> FastAPI:
     for router in (load.router, backfill.router, triggers.router):
         app.include_router(router)
     app.add_exception_handler(errors.ApiError, refused)
+    app.add_middleware(SameOriginFramesOnly)
     return app

@@ -37,5 +37,9 @@ class Unprocessable(ApiError):
     """A body sent as JSON that is not the JSON object the route takes."""
 
 
+class ContentTooLarge(ApiError):
+    """A body larger than any route reads."""
+
+
 class Unavailable(ApiError):
     """The database stayed busy; the same request may succeed when retried."""

@@ -1,51 +1,74 @@
-"""What the tessera API accepts: instants within tessera's supported range, and JSON bodies on writes.
+"""What the tessera API accepts: instants within tessera's supported range, bounded counts, and JSON bodies.
 
-Instants (``after``, ``until``) must carry a timezone and lie in
-``1900-01-01T00:00:00Z <= t < 3000-01-01T00:00:00Z``, the range every tessera date
-is held to; anything else is a 422 naming the parameter, before a plan is stepped
-(a year-1 or year-9999 instant would overflow Python's datetime mid-plan).
+Instants (``after``, ``until``, ``from_date``, ``to_date``) must carry a timezone and lie in
+the range every tessera date is held to (:mod:`tessera.timetables.limits`,
+``1900-01-01T00:00:00Z <= t < 3000-01-01T00:00:00Z``); anything else is a 422 naming the
+parameter, before a plan is stepped (a year-1 or year-9999 instant would overflow Python's
+datetime mid-plan). ``tessera plan`` checks its own options with the same functions, so it
+refuses what the API refuses, in the same words.
 
-A state-changing route takes a JSON object body (``{}``) sent as
-``Content-Type: application/json``. That is the API's CSRF defence: the Airflow UI's
-session cookie is sent with any request to this origin's host, even one a page on
-another port or site makes, but a cross-site HTML form can only send urlencoded,
-multipart or text/plain bodies, and a cross-site script that sets
-``application/json`` needs a CORS preflight the API server does not grant. So a
-request without it is refused (415) before it is authorized to change anything.
+A route that takes a body reads it with :func:`json_object_body`: a JSON object sent as
+``Content-Type: application/json``, bounded as :mod:`tessera.plugin.api.json_body` says.
+The media type is the API's CSRF defence: the Airflow UI's session cookie is sent with any
+request to this origin's host, even one a page on another port or site makes, but a
+cross-site HTML form can only send urlencoded, multipart or text/plain bodies, and a
+cross-site script that sets ``application/json`` needs a CORS preflight the API server does
+not grant. So a request without it is refused (415) before it is authorized to change anything.
 """
 
 from __future__ import annotations
 
 import datetime
-import json
-from typing import Annotated
+import re
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Query, Request
 from fastapi.exceptions import RequestValidationError
-from pydantic import AfterValidator, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ValidationError
+
+from tessera.timetables.limits import SUPPORTED_FROM, SUPPORTED_UNTIL, check_supported_instant
 
 from .errors import Unprocessable, UnsupportedMediaType
-from .models import RefreshRequest
+from .json_body import MAX_BODY_BYTES, parse_json, read_capped
 
-SUPPORTED_FROM = datetime.datetime(1900, 1, 1, tzinfo=datetime.timezone.utc)
-SUPPORTED_UNTIL = datetime.datetime(3000, 1, 1, tzinfo=datetime.timezone.utc)
-SUPPORTED_RANGE = "1900-01-01T00:00:00Z <= t < 3000-01-01T00:00:00Z"
+SUPPORTED_RANGE = f"{SUPPORTED_FROM:%Y-%m-%dT%H:%M:%SZ} <= t < {SUPPORTED_UNTIL:%Y-%m-%dT%H:%M:%SZ}"
 JSON_MEDIA_TYPE = "application/json"
+MAX_COUNT = 1000
+"""The most runs per DAG a plan lists (``count``, ``tessera plan --count``)."""
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def supported_instant(name: str, moment: datetime.datetime) -> datetime.datetime:
+    """``moment`` if it has a timezone and lies in the supported range, else a ``ValueError`` naming ``name``."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(
+            f"`{name}`: {moment.isoformat()} has no timezone; give one, e.g. 'Z' or '+01:00' "
+            f"(supported: {SUPPORTED_RANGE})"
+        )
+    check_supported_instant(f"`{name}`", moment)
+    return moment
+
+
+_ISO_DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ]")
+
+
+def _iso(name: str) -> BeforeValidator:
+    """Only ISO 8601 text: pydantic would also read ``12345`` as seconds since 1970, which the document does not say."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and not _ISO_DATE_TIME.match(value):
+            shown = ascii(value if len(value) <= 40 else value[:40] + "...")
+            raise ValueError(f"`{name}`: {shown} is not an ISO 8601 instant; give one such as 2026-03-02T12:00:00Z")
+        return value
+
+    return BeforeValidator(check)
 
 
 def _supported(name: str) -> AfterValidator:
     def check(moment: datetime.datetime | None) -> datetime.datetime | None:
-        if moment is None:
-            return None
-        if moment.tzinfo is None or moment.utcoffset() is None:
-            raise ValueError(
-                f"`{name}`: {moment.isoformat()} has no timezone; give one, e.g. 'Z' or '+01:00' "
-                f"(supported: {SUPPORTED_RANGE})"
-            )
-        # Comparing aware instants subtracts their offsets as timedeltas: no overflow near year 1.
-        if not SUPPORTED_FROM <= moment < SUPPORTED_UNTIL:
-            raise ValueError(f"`{name}`: {moment.isoformat()} is outside the supported range {SUPPORTED_RANGE}")
-        return moment
+        return None if moment is None else supported_instant(name, moment)
 
     return AfterValidator(check)
 
@@ -53,55 +76,80 @@ def _supported(name: str) -> AfterValidator:
 After = Annotated[
     datetime.datetime | None,
     Query(description=f"List runs that start after this instant (default now); {SUPPORTED_RANGE}, with a timezone."),
+    _iso("after"),
     _supported("after"),
 ]
 Until = Annotated[
     datetime.datetime | None,
     Query(description=f"Stop at runs that start after this instant; {SUPPORTED_RANGE}, with a timezone."),
+    _iso("until"),
     _supported("until"),
 ]
-Count = Annotated[int, Query(ge=1, le=1000, description="How many upcoming runs per DAG.")]
+Count = Annotated[int, Query(ge=1, le=MAX_COUNT, description=f"How many upcoming runs per DAG (1 to {MAX_COUNT}).")]
+FromDate = Annotated[
+    datetime.datetime,
+    Query(description=f"As `--from-date`; {SUPPORTED_RANGE}, with a timezone."),
+    _iso("from_date"),
+    _supported("from_date"),
+]
+ToDate = Annotated[
+    datetime.datetime,
+    Query(description=f"As `--to-date`; {SUPPORTED_RANGE}, with a timezone."),
+    _iso("to_date"),
+    _supported("to_date"),
+]
+ReprocessBehavior = Annotated[
+    Literal["none", "failed", "completed"],
+    Query(description="As `--reprocess-behavior`: which runs that already exist a backfill runs again."),
+]
 
 
 def _media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
-async def refresh_body(request: Request) -> RefreshRequest:
-    """The JSON object body of a refresh; see the module docstring for why it is required.
+def json_object_body(model: type[Model]) -> Callable[[Request], Awaitable[Model]]:
+    """A dependency reading the route's body as ``model``: a JSON object, bounded (see the module docstring).
 
     A dependency rather than a body parameter, so it runs after authentication and
     authorization (a caller without a token learns nothing about bodies) and before
     Airflow's action logging, which would fail with a 500 on a body that is not JSON.
     """
-    given = _media_type(request) or "none"
-    if given != JSON_MEDIA_TYPE:
-        raise UnsupportedMediaType(
-            f"request body: Content-Type {given!r}; send {JSON_MEDIA_TYPE} with a JSON object such as {{}} "
-            "(a browser form cannot, which keeps other sites from acting with your session)"
-        )
-    raw = await request.body()
-    try:
-        body = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise Unprocessable("request body: not UTF-8; send UTF-8 JSON such as {}") from None
-    except ValueError as error:
-        what = "empty" if not raw.strip() else f"not valid JSON ({error})"
-        raise Unprocessable(f"request body: {what}; send a JSON object such as {{}}") from None
-    if not isinstance(body, dict):
-        raise Unprocessable(f"request body: a JSON {type(body).__name__}; send a JSON object such as {{}}")
-    try:
-        return RefreshRequest.model_validate(body)
-    except ValidationError as error:
-        raise RequestValidationError(
-            [{**item, "loc": ("body", *item["loc"])} for item in error.errors(include_url=False)]
-        ) from None
+
+    async def read(request: Request) -> Model:
+        given = _media_type(request) or "none"
+        if given != JSON_MEDIA_TYPE:
+            raise UnsupportedMediaType(
+                f"request body: Content-Type {ascii(given[:60])}; send {JSON_MEDIA_TYPE} with a JSON object such "
+                "as {} (a browser form cannot, which keeps other sites from acting with your session)"
+            )
+        raw = await read_capped(request.stream(), request.headers.get("content-length"))
+        request._body = raw  # what Starlette's request.body() returns from now on (Airflow's action log reads it)
+        body = parse_json(raw)
+        if not isinstance(body, dict):
+            raise Unprocessable(f"request body: a JSON {_json_type(body)}; send a JSON object such as {{}}")
+        try:
+            return model.model_validate(body)
+        except ValidationError as error:
+            raise RequestValidationError(
+                [{**item, "loc": ("body", *item["loc"])} for item in error.errors(include_url=False)]
+            ) from None
+
+    return read
 
 
-REFRESH_BODY_OPENAPI = {
-    "requestBody": {
-        "required": True,
-        "content": {JSON_MEDIA_TYPE: {"schema": RefreshRequest.model_json_schema()}},
+def _json_type(value: Any) -> str:
+    names = {list: "array", str: "string", bool: "boolean", int: "number", float: "number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def body_openapi(model: type[BaseModel]) -> dict[str, Any]:
+    """The body :func:`json_object_body` requires, for the OpenAPI document (it is not a body parameter)."""
+    schema = model.model_json_schema()
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {JSON_MEDIA_TYPE: {"schema": schema}},
+            "description": f"A JSON object of at most {MAX_BODY_BYTES} bytes.",
+        }
     }
-}
-"""The body :func:`refresh_body` requires, for the OpenAPI document (it is not a body parameter)."""

@@ -17,7 +17,7 @@ import pytest
 from .harness import BIN, AirflowHome, _utc
 
 DAG_ID = "e2e_every_1h_delay_5m"
-FROM, TO = "2026-01-02T00:00:00", "2026-01-02T05:59:59"
+FROM, TO = "2026-01-02T00:00:00Z", "2026-01-02T05:59:59Z"
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,13 @@ The ``--api`` form is tested against a real API server in ``test_api.py``.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -142,3 +148,157 @@ def test_a_partitioned_dag_shows_each_runs_partition_key(tmp_path, capsys):
     assert main(["plan", str(folder), "--count", "1", "--after", AFTER, "--json"]) == EXIT_OK
     (run,) = json.loads(capsys.readouterr().out)["dags"][0]["occurrences"]
     assert run["partition_key"] == "2026-03-02T12:00:00"
+
+
+# -- every argument bounded: the REST API's bounds and words, exit 2, never a traceback ---------------
+
+ONE_SECOND = """
+from airflow.sdk import DAG
+from tessera.timetables import Every, Fixed
+
+with DAG("cli_one_second", schedule=Every("1s", phase=Fixed("0s")), start_date=None):
+    pass
+"""
+RANGE = "is outside the supported range 1900-01-01T00:00:00+00:00 <= t < 3000-01-01T00:00:00+00:00"
+REFUSED_ARGUMENTS = [
+    pytest.param(["--after", "0001-01-01T00:00Z"], f"`--after`: 0001-01-01T00:00:00+00:00 {RANGE}", id="after-year-1"),
+    pytest.param(["--after", "9999-12-31T23:59Z"], f"`--after`: 9999-12-31T23:59:00+00:00 {RANGE}", id="after-9999"),
+    pytest.param(["--after", "2026-03-02T12:00"], "`--after`: 2026-03-02T12:00:00 has no timezone", id="after-naive"),
+    pytest.param(["--after", "soon"], "`--after`: 'soon' is not an ISO 8601 instant", id="after-not-an-instant"),
+    pytest.param(["--count", "1000000000"], "`--count`: 1000000000; give 1 to 1000", id="count-a-billion"),
+    pytest.param(["--count", "0"], "`--count`: 0; give 1 to 1000", id="count-zero"),
+    pytest.param(
+        ["--from", "1900-01-01T00:00Z", "--to", "2999-12-31T23:59Z"],
+        "more than 1000 runs of 'cli_one_second', the most one preview lists; narrow the range",
+        id="preview-1900-to-2999",
+    ),
+    pytest.param(
+        ["--from", "2026-01-01T00:00", "--to", "2026-01-01T00:01Z"],
+        "`--from`: 2026-01-01T00:00:00 has no timezone",
+        id="from-naive-like-after",
+    ),
+    pytest.param(
+        ["--from", "0001-01-01T00:00Z", "--to", "0001-01-01T01:00Z"],
+        f"`--from`: 0001-01-01T00:00:00+00:00 {RANGE}",
+        id="from-year-1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "says"), REFUSED_ARGUMENTS)
+def test_an_argument_out_of_bounds_is_refused_naming_it(tmp_path, capsys, argv, says):
+    path = _folder(tmp_path, one_second=ONE_SECOND) / "one_second.py"
+    assert main(["plan", str(path), *argv]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("tessera plan: ") and says in err.splitlines()[-1]
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("api", "shown"),
+    [
+        pytest.param("file:///etc/hostname#", "'file:///etc/hostname#'", id="a-local-file"),
+        pytest.param("ftp://example.com/", "'ftp://example.com/'", id="ftp"),
+        pytest.param("localhost:8080", "'localhost:8080'", id="no-scheme"),
+        pytest.param("http://", "'http://'", id="no-host"),
+    ],
+)
+def test_api_takes_only_http_urls(capsys, api, shown):
+    assert main(["plan", "--api", api]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err == f"tessera plan: `--api`: {shown}; give the API server's http:// or https:// URL, e.g. http://localhost:8080\n"
+
+
+def test_a_token_a_header_cannot_carry_is_refused_without_showing_it(capsys):
+    assert main(["plan", "--api", "http://127.0.0.1:9", "--token", "secret\nInjected: yes"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "`--token`: holds spaces, line breaks or non-ASCII characters" in err and "secret" not in err
+
+
+NOT_PYTHON = " is not a Python file; give a DAG file (.py or .zip) or a folder of them"
+NOT_DAG_FILES = [
+    pytest.param("notes.txt", b"hello\n", NOT_PYTHON, id="text-file"),
+    pytest.param("blob.bin", bytes(range(256)), NOT_PYTHON, id="binary"),
+    pytest.param("no_dag.py", b"x = 1\n", ": no DAG found; a DAG file creates a DAG when it is imported", id="no-dag"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "says"), NOT_DAG_FILES)
+@pytest.mark.parametrize("extra", [[], ["--load"], ["--from", "2026-01-01T00:00Z", "--to", "2026-01-02T00:00Z"]])
+def test_a_path_that_is_not_dag_files_is_a_clear_error(tmp_path, capsys, name, content, says, extra):
+    (tmp_path / name).write_bytes(content)
+    assert main(["plan", str(tmp_path / name), *extra]) == EXIT_USAGE
+    assert capsys.readouterr().err.splitlines()[-1] == f"tessera plan: {str(tmp_path / name)!r}{says}"
+
+
+def test_a_fifo_or_an_empty_folder_is_a_clear_error(tmp_path, capsys):
+    os.mkfifo(tmp_path / "pipe.py")  # reading it would block forever
+    assert main(["plan", str(tmp_path / "pipe.py")]) == EXIT_USAGE
+    assert "is not a regular file or a folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["plan", str(tmp_path / "empty")]) == EXIT_USAGE
+    assert "no DAG found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        pytest.param(b"import tessera_no_such_module\n", "ModuleNotFoundError: No module named", id="import-error"),
+        pytest.param(b"\x00\xff\xfe binary", "source code string cannot contain null bytes", id="binary-named-py"),
+        pytest.param(b"def broken(:\n", "SyntaxError", id="syntax-error"),
+    ],
+)
+def test_a_dag_file_that_cannot_be_imported_fails_the_command_naming_the_error(tmp_path, capsys, content, says):
+    """Imported even though it never mentions airflow or dag: Airflow's safe mode would skip it silently."""
+    (tmp_path / "broken.py").write_bytes(content)
+    assert main(["plan", str(tmp_path / "broken.py")]) == EXIT_CONTRADICTION
+    out = capsys.readouterr().out
+    assert "ERROR invalid_spec: broken.py: " in out and says in out
+
+
+def test_a_dag_id_without_a_deployment_database_is_a_clear_error(tmp_path):
+    """A fresh AIRFLOW_HOME whose database was never created: one line that says so, no SQLAlchemy traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env |= {"AIRFLOW_HOME": str(tmp_path), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{tmp_path}/none.db"}
+    argv = [str(Path(sys.executable).parent / "tessera"), "plan", "some_dag", "--from", "2026-01-01T00:00Z"]
+    done = subprocess.run([*argv, "--to", "2026-01-02T00:00Z"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == EXIT_USAGE, done.stderr[-2000:]
+    assert "tessera plan: cannot read the metadata database (OperationalError: no such table" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def not_an_api() -> Iterator[str]:
+    """A web server that answers text, and paths that redirect to a local file or to FTP."""
+
+    class Answers(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+            if "redirect" in self.path:
+                self.send_response(302)
+                self.send_header("Location", "file:///etc/hostname" if "file" in self.path else "ftp://127.0.0.1/x")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"hello, not JSON")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Answers)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_api_that_does_not_answer_json_or_redirects_to_a_file_is_a_clear_error(not_an_api, capsys):
+    assert main(["plan", "--api", not_an_api]) == EXIT_USAGE
+    assert "did not answer JSON ('hello, not JSON')" in capsys.readouterr().err
+    assert main(["plan", "--api", f"{not_an_api}/redirect-file"]) == EXIT_USAGE
+    assert "answered 302: Found - Redirection to url 'file:///etc/hostname' is not allowed" in capsys.readouterr().err
+    assert main(["plan", "--api", f"{not_an_api}/redirect-ftp"]) == EXIT_USAGE
+    assert "`--api`: 'ftp://127.0.0.1/x'; give the API server's http:// or https:// URL" in capsys.readouterr().err

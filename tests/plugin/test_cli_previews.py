@@ -63,7 +63,7 @@ def test_the_preview_lists_each_run_with_its_window_and_run_after(tmp_path, caps
 
 def test_the_preview_as_text_names_the_command_it_previews(tmp_path, capsys):
     path = _file(tmp_path, SEED)
-    assert main(["plan", str(path), "--from", "2026-01-01T00:00:00", "--to", "2026-01-01T00:09:59"]) == EXIT_OK
+    assert main(["plan", str(path), "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-01T00:09:59Z"]) == EXIT_OK
     out = capsys.readouterr().out
     assert "preview_seed: airflow backfill create --from-date 2026-01-01 00:00:00Z" in out
     assert "creates 2 runs" in out

@@ -13,8 +13,9 @@ from ..load import fleet_load
 from ..load_fleet import fleet
 from ..load_models import LoadResponse, load_response
 from .access import authenticated, readable
+from .refusals import SIGNED_IN
 
-router = APIRouter(tags=["load"])
+router = APIRouter(tags=["load"], responses=SIGNED_IN)
 
 
 @router.get("/api/v1/load", dependencies=[authenticated])

@@ -13,8 +13,9 @@ from ..models import DagPlan, PlanResponse
 from ..row_errors import plan_row
 from ..schedules import scheduled_dag, scheduled_dags
 from .access import authenticated, read_dag, readable
+from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["plan"])
+router = APIRouter(tags=["plan"], responses=SIGNED_IN)
 
 
 @router.get("/api/v1/plan", dependencies=[authenticated])
@@ -36,7 +37,7 @@ def get_plans(
     return PlanResponse(dags=plans, contradictions=contradictions, plan_check=check)
 
 
-@router.get("/api/v1/dags/{dag_id}/plan", dependencies=[read_dag])
+@router.get("/api/v1/dags/{dag_id}/plan", dependencies=[read_dag], responses=refusals(404))
 def get_plan(
     dag_id: str,
     session: SessionDep,

@@ -8,28 +8,32 @@ from airflow.api_fastapi.logging.decorators import action_logging
 from airflow.utils.types import DagRunTriggeredByType
 from fastapi import APIRouter, Depends, Request, Response, status
 
-from ..inputs import REFRESH_BODY_OPENAPI, refresh_body
-from ..models import RefreshResponse, RefreshStatus
+from ..inputs import body_openapi, json_object_body
+from ..models import RefreshRequest, RefreshResponse, RefreshStatus
 from ..refresh import refresh
 from ..refresh_status import refresh_response, refresh_status
 from ..schedules import scheduled_model
 from .access import DagBagDep, read_runs, trigger_runs
+from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["refresh"])
+router = APIRouter(tags=["refresh"], responses=SIGNED_IN)
 
 
 @router.post(
     "/api/v1/dags/{dag_id}/refresh",
     status_code=status.HTTP_200_OK,
     responses={
-        201: {"description": "A new run was started."},
-        409: {"description": "The DAG is paused."},
-        415: {"description": "The body is not application/json (e.g. a form posted from another site)."},
+        201: {"model": RefreshResponse, "description": "A new run was started."},
+        **refusals(400, 404, 409, 413, 415, 503),
     },
     # In this order: authorize, then refuse a body that is not a JSON object (before the
     # action log parses it), then log the action.
-    dependencies=[trigger_runs, Depends(refresh_body), Depends(action_logging(event="tessera_refresh"))],
-    openapi_extra=REFRESH_BODY_OPENAPI,
+    dependencies=[
+        trigger_runs,
+        Depends(json_object_body(RefreshRequest)),
+        Depends(action_logging(event="tessera_refresh")),
+    ],
+    openapi_extra=body_openapi(RefreshRequest),
 )
 def post_refresh(
     dag_id: str, request: Request, response: Response, user: GetUserDep, session: SessionDep, dag_bag: DagBagDep
@@ -46,7 +50,7 @@ def post_refresh(
     return refresh_response(dag_id, decision, session)
 
 
-@router.get("/api/v1/dags/{dag_id}/refresh", dependencies=[read_runs])
+@router.get("/api/v1/dags/{dag_id}/refresh", dependencies=[read_runs], responses=refusals(404))
 def get_refresh(dag_id: str, session: SessionDep) -> RefreshStatus:
     """The live run (whatever started it), the newest finished one, their DAG versions and receipts."""
     scheduled_model(session, dag_id)

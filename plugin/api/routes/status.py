@@ -12,8 +12,9 @@ from ..row_errors import status_row
 from ..runs import run_histories
 from ..schedules import scheduled_dag, scheduled_dags
 from .access import authenticated, read_runs, readable
+from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["status"])
+router = APIRouter(tags=["status"], responses=SIGNED_IN)
 
 
 @router.get("/api/v1/status", dependencies=[authenticated])
@@ -26,7 +27,7 @@ def get_statuses(session: SessionDep, user: GetUserDep) -> StatusResponse:
     return StatusResponse(dags=[status_row(item, contradictions, histories[item.dag_id], session) for item in items])
 
 
-@router.get("/api/v1/dags/{dag_id}/status", dependencies=[read_runs])
+@router.get("/api/v1/dags/{dag_id}/status", dependencies=[read_runs], responses=refusals(404))
 def get_status(dag_id: str, session: SessionDep, user: GetUserDep) -> DagStatus:
     """One DAG's status; for a cursor function also its three timestamps and conditions."""
     item = scheduled_dag(session, dag_id)

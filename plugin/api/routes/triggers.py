@@ -8,8 +8,9 @@ from fastapi import APIRouter
 
 from ..triggers import TriggersResponse, triggers
 from .access import authenticated, readable
+from .refusals import SIGNED_IN
 
-router = APIRouter(tags=["plan"])
+router = APIRouter(tags=["plan"], responses=SIGNED_IN)
 
 
 @router.get("/api/v1/triggers", dependencies=[authenticated])

@@ -187,8 +187,16 @@ def test_an_instant_tessera_does_not_support_is_a_422_naming_the_parameter_and_t
     answer = api.call("GET", route, user="viewer", params={name: value})
     assert answer.status_code == 422, answer.text
     detail = _detail(answer)
-    assert name in detail
-    assert "1900-01-01T00:00:00Z" in detail and "3000-01-01T00:00:00Z" in detail
+    assert f"`{name}`" in detail
+    assert "1900-01-01T00:00:00" in detail and "3000-01-01T00:00:00" in detail
+
+
+@pytest.mark.parametrize(("name", "value"), [("after", "1700000000"), ("until", "-171300594584"), ("after", "now")])
+def test_an_instant_that_is_not_iso_8601_text_is_a_422_even_if_pydantic_could_read_it(api, name, value):
+    """The document says date-time; pydantic alone would take a number as seconds since 1970."""
+    answer = api.call("GET", PLAN_ROUTES[0], user="viewer", params={name: value})
+    assert answer.status_code == 422, answer.text
+    assert f"`{name}`: '{value}' is not an ISO 8601 instant; give one such as 2026-03-02T12:00:00Z" in _detail(answer)
 
 
 @pytest.mark.parametrize(
@@ -250,6 +258,44 @@ def test_a_refresh_body_other_than_an_empty_object_is_a_422(api, body, word):
     answer = api.call("POST", REFRESH, user="user", content=body, headers={"Content-Type": "application/json"})
     assert answer.status_code == 422, answer.text
     assert word in _detail(answer)
+    assert run_ids(HEALTHY[1]) == []
+
+
+HOSTILE_BODIES = [
+    pytest.param(b'{"a": NaN}', 422, "NaN is not a JSON number", id="nan"),
+    pytest.param(b'{"a": Infinity}', 422, "Infinity is not a JSON number", id="infinity"),
+    pytest.param(b'{"a": -Infinity}', 422, "-Infinity is not a JSON number", id="minus-infinity"),
+    pytest.param(b'{"a": 1e400}', 422, "'1e400' is too large for a number", id="overflowing-float"),
+    pytest.param(b"[" * 100_000, 413, "100000 bytes; send at most 65536 bytes", id="100k-open-brackets"),
+    pytest.param(b"[" * 60_000, 422, "nested more than 32 arrays or objects deep", id="60k-open-brackets"),
+    pytest.param(b'{"a":' * 10_000, 422, "nested more than 32 arrays or objects deep", id="10k-nested-objects"),
+    pytest.param(b'{"\\ud800": 1}', 422, "a key of the object at `/` is '\\ud800'", id="lone-surrogate-key"),
+    pytest.param(b'{"a": ["\\udfff"]}', 422, "the string at `/a/0` is '\\udfff'", id="lone-surrogate-value"),
+    pytest.param(b" " * 70_000 + b"{}", 413, "70002 bytes; send at most 65536 bytes", id="70-kb-of-spaces"),
+]
+
+
+@pytest.mark.parametrize(("body", "code", "says"), HOSTILE_BODIES)
+def test_a_hostile_json_body_is_refused_with_its_reason_not_a_500(api, body, code, says):
+    answer = api.call("POST", REFRESH, user="user", content=body, headers={"Content-Type": "application/json"})
+    assert answer.status_code == code, answer.text[:500]
+    assert says in answer.json()["detail"]
+    assert run_ids(HEALTHY[1]) == []
+
+
+def test_a_body_without_a_length_is_read_only_up_to_the_cap(api):
+    """Sent in chunks with no Content-Length: refused as the chunks pass 64 KiB, not after buffering them all."""
+
+    def long_spaces():
+        for _ in range(1_000):  # 8 MB
+            yield b" " * 8192
+
+    headers = {"Content-Type": "application/json"}
+    answer = api.call("POST", REFRESH, user="user", content=long_spaces(), headers=headers)
+    assert answer.status_code == 413, answer.text[:500]
+    assert answer.json()["detail"] == (
+        "request body: more than 65536 bytes; send at most 65536 bytes of JSON, such as {}"
+    )
     assert run_ids(HEALTHY[1]) == []
 
 
@@ -338,3 +384,23 @@ def test_refreshing_a_dag_whose_stored_version_cannot_be_read_is_a_400_that_says
     status = api.call("GET", f"/tessera/api/v1/dags/{UNREADABLE}/refresh", user="viewer")
     assert status.status_code == 200, status.text
     assert status.json()["live_run"] is None
+
+
+# -- framing: only Airflow's own UI (the same origin) may frame the page or the API ----------------
+
+FRAMED = [
+    pytest.param("/tessera/ui/", "admin", 200, id="the-page"),
+    pytest.param("/tessera/ui/schedules.js", "admin", 200, id="a-page-asset"),
+    pytest.param(f"/tessera/api/v1/dags/{HEALTHY[0]}/plan", "viewer", 200, id="an-api-answer"),
+    pytest.param("/tessera/api/v1/plan", None, 401, id="a-401"),
+    pytest.param("/tessera/ui/passwords.json", "admin", 404, id="a-404"),
+    pytest.param("/tessera/api/v1/plan?count=0", "viewer", 422, id="a-422"),
+]
+
+
+@pytest.mark.parametrize(("path", "user", "code"), FRAMED)
+def test_every_answer_may_be_framed_only_by_the_same_origin(api, path, user, code):
+    answer = api.call("GET", path, user=user)
+    assert answer.status_code == code, answer.text[:300]
+    assert answer.headers["content-security-policy"] == "frame-ancestors 'self'"
+    assert answer.headers["x-frame-options"] == "SAMEORIGIN"

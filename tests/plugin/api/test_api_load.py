@@ -107,7 +107,7 @@ def test_the_backfill_preview_is_airflows_dry_run_with_windows(api):
     [
         pytest.param({"from_date": "2026-01-02T00:00:00Z", "to_date": "2026-01-01T00:00:00Z"}, 400, id="backwards"),
         pytest.param({"from_date": "2999-01-01T00:00:00Z", "to_date": "2999-01-02T00:00:00Z"}, 400, id="future"),
-        pytest.param({"from_date": "2026-01-01T00:00:00", "to_date": "2026-01-02T00:00:00Z"}, 400, id="naive"),
+        pytest.param({"from_date": "2026-01-01T00:00:00", "to_date": "2026-01-02T00:00:00Z"}, 422, id="naive"),
         pytest.param({"from_date": "2026-01-01T00:00:00Z"}, 422, id="no-to"),
     ],
 )

@@ -135,7 +135,7 @@ def _form(action: str, enctype: str, name: str, value: str) -> str:
 
 @pytest.fixture(scope="module")
 def other_origin(deployment: Deployment) -> Iterator[str]:
-    """Another port of the same host, serving the forging pages: ``/form/<enctype>`` and ``/blank``."""
+    """Another port of the same host, serving the forging pages: ``/form/<enctype>``, ``/frame`` and ``/blank``."""
     action = deployment.refresh_url(TARGET)
     pages = {
         "/form/urlencoded": _form(action, "application/x-www-form-urlencoded", "conf", "{}"),
@@ -143,6 +143,10 @@ def other_origin(deployment: Deployment) -> Iterator[str]:
         # name + "=" + value is the body: '{"a": "=b"}', valid JSON sent as text/plain.
         "/form/text-plain": _form(action, "text/plain", '{"a": "', 'b"}'),
         "/blank": "<!doctype html><title>blank</title>",
+        # Clickjacking: the Schedules page in a frame, which an attacker would make invisible.
+        "/frame": f"""<!doctype html><title>win a prize</title>
+<iframe id="victim" src="{deployment.base}/tessera/ui/" width="1200" height="700"
+        onload="this.dataset.loaded = '1'"></iframe>""",
     }
 
     class Pages(BaseHTTPRequestHandler):
@@ -252,3 +256,19 @@ def test_a_dag_that_cannot_be_planned_shows_its_error_in_its_row_and_the_others_
     for dag_id in (TARGET, PAGE_DAG):
         expect(admin_page.locator(f'tr.dag:not(.broken)[data-dag-id="{dag_id}"]')).to_be_visible()
     expect(admin_page.locator("#error")).to_be_hidden()
+
+
+def test_a_page_on_another_port_cannot_frame_the_schedules_page(deployment, other_origin, admin_page):
+    """Clickjacking: the frame stays empty (Chromium's error page), so there is no Refresh button to lure a click to.
+
+    The page sends ``frame-ancestors 'self'`` and ``X-Frame-Options: SAMEORIGIN``; Airflow's own UI,
+    same origin, still embeds it (``tests/plugin/test_ui_browser.py`` opens it there).
+    """
+    admin_page.goto(f"{other_origin}/frame")
+    admin_page.wait_for_function("document.getElementById('victim').dataset.loaded === '1'", timeout=60_000)
+    (framed,) = [frame for frame in admin_page.frames if frame != admin_page.main_frame]
+    assert framed.url != f"{deployment.base}/tessera/ui/", "the browser refused to render it"
+    assert framed.locator("button.refresh").count() == 0
+    # The same page, opened directly, is the page with its Refresh buttons: the refusal is the frame's.
+    admin_page.goto(f"{deployment.base}/tessera/ui/")
+    admin_page.locator(f'tr.dag[data-dag-id="{TARGET}"] button.refresh').wait_for(timeout=60_000)
