@@ -6,10 +6,12 @@ DEMO_HOME ?= $(CURDIR)/.demo
 
 .PHONY: demo test venv lint bench dist clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	# setuptools tells every editable install with a path mapping to beware of a folder named like the
+	# package in the working directory; there is none (no tessera/ here), so the notice is left out.
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e '.[test]'
 	# The build leaves a copy of the metadata beside the sources; with the repo on sys.path
 	# Airflow would then find the plugin's entry point twice.
 	rm -rf *.egg-info
@@ -39,6 +41,8 @@ bench: venv
 # The wheel and the sdist in dist/ (until the project is published: pip install dist/*.whl).
 # setuptools leaves build/ and the egg-info beside the sources; they would shadow the
 # installed metadata (see venv above), so they go.
+# PYTHONDONTWRITEBYTECODE (set in many CI images) only makes setuptools warn that it skips byte-compiling.
+dist: export PYTHONDONTWRITEBYTECODE =
 dist: venv
 	rm -rf dist build *.egg-info
 	$(BIN)/python -m build --outdir dist .
