@@ -21,11 +21,13 @@ venv: $(BIN)/.installed
 
 # Real Airflow (scheduler, dag-processor, API server, triggerer) on an embedded SQLite DB, with
 # dags_examples/ as the DAGs folder; its settings in $(DEMO_HOME)/airflow.cfg, so scripts/demo-airflow
-# runs any airflow command against it. TESSERA_DEMO_PORT changes the port; Ctrl-C or kill stops it all.
+# runs any airflow command against it. TESSERA_DEMO_PORT changes the port, TESSERA_DEMO_DAGS the DAGs
+# folder; component logs go to $(DEMO_HOME)/logs/. Ctrl-C or kill (of make or of the demo) stops it all.
 # A plain command line, so make runs it without a shell: the demo is make's own child, and the
-# SIGTERM make passes on when it is killed reaches the process that stops the rest.
+# SIGTERM make passes on when it is killed reaches the process that stops the rest (a SIGINT make
+# keeps to itself, which the demo notices: see scripts/demo_processes.py).
 demo: export TESSERA_DEMO_HOME = $(DEMO_HOME)
-demo: export TESSERA_DEMO_VENV = $(CURDIR)/$(VENV)
+demo: export TESSERA_DEMO_VENV = $(abspath $(VENV))
 demo: venv
 	bash scripts/demo.sh
 
