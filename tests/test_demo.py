@@ -180,6 +180,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     # Nothing of the test session's own Airflow settings: the demo must stand on its airflow.cfg alone.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "_AIRFLOW"))}
     env.update(TESSERA_DEMO_HOME=str(home), TESSERA_DEMO_PORT=str(port), TESSERA_DEMO_DAGS=str(dags))
+    env.update(TESSERA_DEMO_VENV=str(VENV))  # for scripts/demo-airflow below (make passes its own to the demo)
     log = root / "terminal.log"
     make = ["make", "--no-print-directory", "-C", str(REPO), "demo", f"VENV={VENV}", f"DEMO_HOME={home}"]
     with log.open("wb") as out:
