@@ -2,7 +2,7 @@
 
 The settings live in the demo's AIRFLOW_HOME, not in the environment of one
 script, so every ``airflow`` command run against that home (the CLI recipe
-``scripts/demo-airflow dags test ...``, a backfill, ``dags list-runs``) sees the
+``scripts/demo-airflow dags trigger ...``, a backfill, ``dags list-runs``) sees the
 same DAGs folder, database and options as the running demo. A new home gets
 Airflow's own default file first (with its generated secrets); then, at every
 start, the options below are set in place: the rest of the file, comments and
