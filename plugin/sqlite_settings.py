@@ -79,8 +79,15 @@ CONNECT_ARGS: dict[str, object] = {"timeout": BUSY_TIMEOUT_SECONDS, "factory": W
 ASYNC_CONNECT_ARGS: dict[str, object] = {"timeout": BUSY_TIMEOUT_SECONDS, "factory": WriteLockConnection}
 """``[database] sql_alchemy_connect_args_async``: passed through ``aiosqlite.connect`` to ``sqlite3.connect``."""
 
+WORKER_API_TIMEOUT_SECONDS = BUSY_TIMEOUT_SECONDS + 30
+"""``[workers] execution_api_timeout``: how long a worker waits for the API server's answer. Airflow's
+5 s is shorter than a write the API server makes while it waits for the lock (or, on a busy laptop,
+builds its Execution API on the first task): the worker gave up, asked again, and its task failed
+because the first request had already marked it running."""
+
 ENVIRONMENT = {
     "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": "tessera.plugin.sqlite_settings.CONNECT_ARGS",
     "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC": "tessera.plugin.sqlite_settings.ASYNC_CONNECT_ARGS",
+    "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": str(WORKER_API_TIMEOUT_SECONDS),
 }
 """The settings above as environment variables, for a launcher that starts Airflow's processes."""

@@ -89,6 +89,8 @@ def settings(home: Path, repo: Path, api_port: int) -> dict[str, dict[str, str]]
         # Loopback only: the demo's admin password sits in a plain file and is printed at start.
         "api": {"host": "127.0.0.1", "port": str(api_port), "worker_timeout": str(API_SHUTDOWN_SECONDS)},
         "dag_processor": {"refresh_interval": str(DAG_REFRESH_SECONDS)},
+        # A worker waits for the API server longer than the API server waits for SQLite's lock.
+        "workers": {"execution_api_timeout": "90"},
         # The scheduler and the triggerer serve task logs on fixed ports by default (8793, 8794);
         # a second Airflow on the machine (another demo, a test run) would hold them.
         "logging": {"worker_log_server_port": str(free_port()), "trigger_log_server_port": str(free_port())},

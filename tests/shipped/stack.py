@@ -89,6 +89,7 @@ class ShippedAirflow:
             # As the README tells a user on SQLite: writes wait for the single write lock.
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": "tessera.plugin.sqlite_settings.CONNECT_ARGS",
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC": "tessera.plugin.sqlite_settings.ASYNC_CONNECT_ARGS",
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "90",
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__PORT": str(self.port),
             "AIRFLOW__API__WORKERS": "1",
