@@ -93,6 +93,8 @@ class ShippedAirflow:
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__PORT": str(self.port),
             "AIRFLOW__API__WORKERS": "1",
+            # Its graceful shutdown (Airflow's default 120 s) within the 20 s stop() gives it.
+            "AIRFLOW__API__WORKER_TIMEOUT": "15",
             "AIRFLOW__API__BASE_URL": self.base,
             "AIRFLOW__API__SECRET_KEY": "tessera-shipped-" + "k" * 32,
             "AIRFLOW__API_AUTH__JWT_SECRET": "tessera-shipped-" + "s" * 64,
