@@ -6,10 +6,12 @@ DEMO_HOME ?= $(CURDIR)/.demo
 
 .PHONY: demo test venv lint bench dist clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	# setuptools tells every editable install with a path mapping to beware of a folder named like the
+	# package in the working directory; there is none (no tessera/ here), so the notice is left out.
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e '.[test]'
 	# The build leaves a copy of the metadata beside the sources; with the repo on sys.path
 	# Airflow would then find the plugin's entry point twice.
 	rm -rf *.egg-info
@@ -19,11 +21,13 @@ venv: $(BIN)/.installed
 
 # Real Airflow (scheduler, dag-processor, API server, triggerer) on an embedded SQLite DB, with
 # dags_examples/ as the DAGs folder; its settings in $(DEMO_HOME)/airflow.cfg, so scripts/demo-airflow
-# runs any airflow command against it. TESSERA_DEMO_PORT changes the port; Ctrl-C or kill stops it all.
+# runs any airflow command against it. TESSERA_DEMO_PORT changes the port, TESSERA_DEMO_DAGS the DAGs
+# folder; component logs go to $(DEMO_HOME)/logs/. Ctrl-C or kill (of make or of the demo) stops it all.
 # A plain command line, so make runs it without a shell: the demo is make's own child, and the
-# SIGTERM make passes on when it is killed reaches the process that stops the rest.
+# SIGTERM make passes on when it is killed reaches the process that stops the rest (a SIGINT make
+# keeps to itself, which the demo notices: see scripts/demo_processes.py).
 demo: export TESSERA_DEMO_HOME = $(DEMO_HOME)
-demo: export TESSERA_DEMO_VENV = $(CURDIR)/$(VENV)
+demo: export TESSERA_DEMO_VENV = $(abspath $(VENV))
 demo: venv
 	bash scripts/demo.sh
 
@@ -39,6 +43,8 @@ bench: venv
 # The wheel and the sdist in dist/ (until the project is published: pip install dist/*.whl).
 # setuptools leaves build/ and the egg-info beside the sources; they would shadow the
 # installed metadata (see venv above), so they go.
+# PYTHONDONTWRITEBYTECODE (set in many CI images) only makes setuptools warn that it skips byte-compiling.
+dist: export PYTHONDONTWRITEBYTECODE =
 dist: venv
 	rm -rf dist build *.egg-info
 	$(BIN)/python -m build --outdir dist .

@@ -2,7 +2,7 @@
 
 The settings live in the demo's AIRFLOW_HOME, not in the environment of one
 script, so every ``airflow`` command run against that home (the CLI recipe
-``scripts/demo-airflow dags test ...``, a backfill, ``dags list-runs``) sees the
+``scripts/demo-airflow dags trigger ...``, a backfill, ``dags list-runs``) sees the
 same DAGs folder, database and options as the running demo. A new home gets
 Airflow's own default file first (with its generated secrets); then, at every
 start, the options below are set in place: the rest of the file, comments and
@@ -52,13 +52,27 @@ def port_from_environment() -> int:
     return port
 
 
+DAG_REFRESH_SECONDS = 10
+"""How often the dag-processor looks for new files in the DAGs folder (Airflow's default: 300 s), so a
+DAG file a user adds shows in the demo within half a minute."""
+API_SHUTDOWN_SECONDS = 15
+"""``[api] worker_timeout``: how long the API server lets open requests finish when told to stop
+(Airflow's default, 120 s, outlasts the demo's stop); it is also the idle keep-alive of a connection."""
+
+
+def dags_folder(repo: Path) -> Path:
+    """``TESSERA_DEMO_DAGS``, default ``<repo>/dags_examples``: the DAGs folder the demo runs."""
+    return Path(os.environ.get("TESSERA_DEMO_DAGS") or repo / "dags_examples").absolute()
+
+
 def settings(home: Path, repo: Path, api_port: int) -> dict[str, dict[str, str]]:
     """The options the demo owns, by section."""
     return {
         "core": {
-            "dags_folder": str(repo / "dags_examples"),
+            "dags_folder": str(dags_folder(repo)),
             "load_examples": "False",
-            # The examples start unpaused, so the UI shows real tessera runs within minutes.
+            # The examples start unpaused (all but a declared schedule marked INACTIVE, which is
+            # created paused), so the UI shows real tessera runs within minutes.
             "dags_are_paused_at_creation": "False",
             "executor": "LocalExecutor",
             "parallelism": str(PARALLELISM),
@@ -73,7 +87,10 @@ def settings(home: Path, repo: Path, api_port: int) -> dict[str, dict[str, str]]
             "sql_alchemy_connect_args_async": "tessera.plugin.sqlite_settings.ASYNC_CONNECT_ARGS",
         },
         # Loopback only: the demo's admin password sits in a plain file and is printed at start.
-        "api": {"host": "127.0.0.1", "port": str(api_port)},
+        "api": {"host": "127.0.0.1", "port": str(api_port), "worker_timeout": str(API_SHUTDOWN_SECONDS)},
+        "dag_processor": {"refresh_interval": str(DAG_REFRESH_SECONDS)},
+        # A worker waits for the API server longer than the API server waits for SQLite's lock.
+        "workers": {"execution_api_timeout": "90"},
         # The scheduler and the triggerer serve task logs on fixed ports by default (8793, 8794);
         # a second Airflow on the machine (another demo, a test run) would hold them.
         "logging": {"worker_log_server_port": str(free_port()), "trigger_log_server_port": str(free_port())},

@@ -11,6 +11,7 @@ for an unrelated process is never mistaken for the demo's.
 from __future__ import annotations
 
 import os
+import signal
 
 Process = tuple[int, int]
 """(pid, start time in clock ticks after boot)."""
@@ -84,3 +85,52 @@ def name(pid: int) -> str:
     if len(words) > 1 and words[0].startswith("python"):
         words = words[1:]
     return " ".join(words)[:60] or str(pid)
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+
+
+def _caught(pid: int) -> int | None:
+    """The signals ``pid`` has a handler for (the ``SigCgt`` mask of ``/proc/<pid>/status``); None if unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("SigCgt:"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+class ParentMake:
+    """Notices that the ``make`` the demo runs under was told to stop, which make does not pass on.
+
+    GNU make forwards SIGTERM to its recipe's process, but on SIGINT, SIGHUP or SIGQUIT it only
+    waits for the recipe to end (a terminal sends those to the whole process group, so the recipe
+    got them too): ``kill -INT <pid of make>`` would stop nothing. What make does first when
+    such a signal arrives is set that signal back to its default action, so its handler is gone
+    from ``/proc/<pid>/status``. A make that ignores the signal (started in the background by a
+    script) never reacts to it, and neither can the demo.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getppid()
+        try:
+            with open(f"/proc/{self.pid}/comm") as comm:
+                is_make = comm.read().strip() in ("make", "gmake")
+        except OSError:
+            is_make = False
+        self.caught = _caught(self.pid) if is_make else None
+
+    def stop_signal(self) -> int | None:
+        """The stop signal make received since the demo started (SIGHUP if make is gone), else None."""
+        if self.caught is None:
+            return None
+        if os.getppid() != self.pid:  # make was killed outright: nobody is left to stop the demo
+            return signal.SIGHUP
+        now = _caught(self.pid)
+        for sig in _STOP_SIGNALS:
+            bit = 1 << (sig - 1)
+            if now is not None and self.caught & bit and not now & bit:
+                return sig
+        return None

@@ -1,24 +1,28 @@
 """The demo's supervisor: starts every process the demo runs, in order, and stops every one of them.
 
 Started by ``scripts/demo.sh`` (``make demo``) as ``demo_supervisor.py <repo> <venv bin>``;
-reads ``TESSERA_DEMO_HOME`` (default ``<repo>/.demo``) and ``TESSERA_DEMO_PORT`` (default 8080).
-In order: the local sync service the HTTP example calls, the demo's ``airflow.cfg`` and
-connections (``demo_config.py``), the metadata database, the API server and dag-processor,
-and once the API server answers, the scheduler and triggerer. Each component's output is
-shown with its name in front, as ``airflow standalone`` shows it; one that exits on its own
-is started again, at most three times.
+reads ``TESSERA_DEMO_HOME`` (default ``<repo>/.demo``), ``TESSERA_DEMO_PORT`` (default 8080)
+and ``TESSERA_DEMO_DAGS`` (default ``<repo>/dags_examples``). In order: the local sync service
+the HTTP example calls, the demo's ``airflow.cfg`` and connections (``demo_config.py``), the
+metadata database, the API server and dag-processor, and once the API server answers, the
+scheduler and triggerer. Each component writes to its own file in ``<home>/logs/``; the
+terminal shows only what the demo says, with the ready banner last, so it stays on screen.
+A component that exits on its own is started again, at most three times, and the banner is
+shown again below the news.
 
 Why not ``airflow standalone``: it starts all four at once, and a task the scheduler queued
 before the API server listened failed at once (``Connection refused`` from its worker): red
 runs in the demo's first minute. And it stops its components only on Ctrl-C in a terminal;
 a SIGTERM killed it alone and left the rest running.
 
-Here SIGINT, SIGTERM and SIGHUP take one path: the scheduler, triggerer, dag-processor and
-sync service get SIGTERM (the scheduler lets running tasks finish, which needs the API
-server), then after a grace period everything left of this run gets SIGTERM, then SIGKILL;
-a second signal skips to SIGKILL. "Everything left" is ``demo_processes``: the process tree
-and this run's ``TESSERA_DEMO_RUN`` marker, which include the task processes Airflow puts in
-process groups of their own; without ``/proc`` (macOS) the process groups started here.
+Here SIGINT, SIGTERM and SIGHUP take one path, and so does the same signal sent to the
+``make`` the demo runs under (:class:`demo_processes.ParentMake`): the scheduler, triggerer,
+dag-processor and sync service get SIGTERM (the scheduler lets running tasks finish, which
+needs the API server), then the API server and anything else left of this run, then SIGKILL
+for whatever outlived both grace periods, named; a second signal skips to SIGKILL.
+"Everything left" is ``demo_processes``: the process tree and this run's ``TESSERA_DEMO_RUN``
+marker, which include the task processes Airflow puts in process groups of their own;
+without ``/proc`` (macOS) the process groups started here.
 """
 
 from __future__ import annotations
@@ -29,29 +33,29 @@ import secrets
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import IO
 
 import demo_processes
 from demo_config import port_from_environment
 
-FIRST_GRACE_SECONDS = 15.0
+SERVICES_GRACE_SECONDS = 30.0
 """How long the scheduler may take to stop: it waits for the tasks already handed to its workers."""
-TERM_GRACE_SECONDS = 10.0
+API_GRACE_SECONDS = 25.0
+"""How long the API server may take: longer than its own graceful shutdown (``[api] worker_timeout``)."""
 KILL_WAIT_SECONDS = 5.0
+STOP_SECONDS = SERVICES_GRACE_SECONDS + API_GRACE_SECONDS + KILL_WAIT_SECONDS
+"""The longest a stop takes; the README promises "within a minute"."""
 RESTARTS = 3
 """How often one Airflow component that exits on its own is started again before the demo gives up."""
 MARKER = "TESSERA_DEMO_RUN"
-_output = threading.Lock()
 
 
 class Stop(Exception):
-    """A stop signal arrived."""
+    """A stop signal arrived (for this process, or for the make it runs under)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -62,20 +66,13 @@ def _raise_stop(signum: int, frame: FrameType | None) -> None:
     raise Stop(signum)
 
 
-def say(text: str, name: str = "demo") -> None:
-    """Write lines to stdout as ``<name> | <line>``, whole lines at a time whichever thread writes."""
-    data = b"".join(f"{name:<13}| ".encode() + line + b"\n" for line in text.encode().splitlines() or [b""])
-    with _output:
-        try:
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-        except OSError:  # stdout closed: keep running, and keep draining the components' pipes
-            pass
-
-
-def _relay(name: str, stream: IO[bytes]) -> None:
-    for line in iter(stream.readline, b""):
-        say(line.decode(errors="replace").rstrip("\n"), name)
+def say(text: str) -> None:
+    """Show ``text`` in the terminal (the components write to their log files)."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except OSError:  # stdout closed: keep running
+        pass
 
 
 class Demo:
@@ -83,6 +80,7 @@ class Demo:
 
     def __init__(self, repo: Path, bin_dir: Path, home: Path, port: int) -> None:
         self.repo, self.bin_dir, self.home, self.port = repo, bin_dir, home, port
+        self.logs = home / "logs"
         self.run_id = f"{os.getpid()}-{secrets.token_hex(4)}"
         self.components: dict[str, subprocess.Popen[bytes]] = {}
         """The long-running processes by name: the sync service and Airflow's components."""
@@ -90,6 +88,7 @@ class Demo:
         self.restarts: dict[str, int] = {}
         self.started: list[subprocess.Popen[bytes]] = []
         self.hurry = False
+        self.make = demo_processes.ParentMake()
         self.known: set[demo_processes.Process] = set()
         """Every process of this run seen so far, kept so that one re-parented to init is still stopped."""
         # A shell's AIRFLOW__* variables would override the demo's airflow.cfg (another home, DB, DAGs folder).
@@ -97,43 +96,52 @@ class Demo:
         self.env.update({MARKER: self.run_id, "AIRFLOW_HOME": str(home), "PYTHONUNBUFFERED": "1"})
         self.env["PATH"] = os.pathsep.join([str(bin_dir), self.env.get("PATH", "")])
 
-    def spawn(self, argv: list[str], output: IO[bytes] | int | None) -> subprocess.Popen[bytes]:
+    def spawn(self, argv: list[str], log_name: str) -> subprocess.Popen[bytes]:
         # A session of its own: a terminal's Ctrl-C reaches only this supervisor, which stops things in order.
-        process = subprocess.Popen(
-            argv, env=self.env, cwd=self.home, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        with (self.logs / log_name).open("ab") as log:
+            process = subprocess.Popen(
+                argv, env=self.env, cwd=self.home, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
         self.started.append(process)
         return process
 
     def component(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
-        process = self.spawn(argv, subprocess.PIPE)
-        assert process.stdout is not None
-        threading.Thread(target=_relay, args=(name, process.stdout), daemon=True).start()
+        process = self.spawn(argv, f"{name}.log")
         self.components[name] = process
         self.commands[name] = argv
         return process
 
+    def watch(self) -> None:
+        """Raise :class:`Stop` if the make this demo runs under was told to stop."""
+        signum = self.make.stop_signal()
+        if signum is not None:
+            raise Stop(signum)
+
     def step(self, what: str, argv: list[str]) -> None:
-        """Run a set-up command to completion; its output goes to ``demo-setup.log``, shown if it fails."""
-        log_path = self.home / "demo-setup.log"
+        """Run a set-up command to completion; its output goes to ``logs/setup.log``, shown if it fails."""
+        log_path = self.logs / "setup.log"
         with log_path.open("ab") as log:
             log.write(f"$ {' '.join(argv)}\n".encode())
-            log.flush()
-            code = self.spawn(argv, log).wait()
-        if code != 0:
+        process = self.spawn(argv, "setup.log")
+        while process.poll() is None:
+            self.watch()
+            time.sleep(0.2)
+        if process.returncode != 0:
             tail = log_path.read_text(errors="replace").splitlines()[-30:]
+            code = process.returncode
             raise SystemExit(f"demo: {what} failed (exit {code}); the end of {log_path}:\n" + "\n".join(tail))
 
     def start(self) -> None:
         python, airflow = str(self.bin_dir / "python"), str(self.bin_dir / "airflow")
         first_start = not (self.home / "airflow.db").exists()
-        (self.home / "demo-setup.log").write_bytes(b"")  # this start's set-up only
+        (self.logs / "setup.log").write_bytes(b"")  # this start's set-up only
         port_file = self.home / "sync_service.port"
         port_file.unlink(missing_ok=True)
         service_script = str(self.repo / "scripts" / "demo_sync_service.py")
         service = self.component("sync-service", [python, service_script, str(port_file)])
         deadline = time.monotonic() + 30
         while not port_file.exists():
+            self.watch()
             if service.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("demo: the local sync service (scripts/demo_sync_service.py) did not start")
             time.sleep(0.1)
@@ -144,18 +152,16 @@ class Demo:
         self.step("airflow db migrate", [airflow, "db", "migrate"])
         connections = str(self.home / "demo_connections.json")
         self.step("adding the connections", [airflow, "connections", "import", "--overwrite", connections])
-        say("starting Airflow: API server and dag-processor, then the scheduler and triggerer")
+        say("starting Airflow: the API server and dag-processor, then the scheduler and triggerer")
         self.component("api-server", [airflow, "api-server"])
         self.component("dag-processor", [airflow, "dag-processor"])
         # A worker whose task starts before the API server listens fails that task at once.
-        self._until_healthy()
-        self.component("scheduler", [airflow, "scheduler"])
-        self.component("triggerer", [airflow, "triggerer"])
-
-    def _until_healthy(self) -> None:
         while not self.healthy():
+            self.watch()
             self.check_alive()
             time.sleep(0.5)
+        self.component("scheduler", [airflow, "scheduler"])
+        self.component("triggerer", [airflow, "triggerer"])
 
     def healthy(self) -> bool:
         try:
@@ -164,36 +170,47 @@ class Demo:
         except OSError:
             return False
 
-    def check_alive(self, *, restart: bool = False) -> None:
+    def check_alive(self, *, restart: bool = False) -> bool:
         """Raise SystemExit if a component exited; with ``restart``, start an Airflow component again first.
 
         A scheduler can die of one bad moment (on SQLite, a CLI backfill that fails half-way
         removes runs the scheduler is creating task instances for); a deployment's service
         manager would start it again, and so does the demo, a few times. The sync service
-        cannot be restarted: its connection names the port it had.
+        cannot be restarted: its connection names the port it had. Returns whether it restarted one.
         """
+        restarted = False
         for name, process in list(self.components.items()):
             if process.poll() is None:
                 continue
             done = self.restarts.get(name, 0)
+            log = self.logs / f"{name}.log"
             if not restart or name == "sync-service" or done >= RESTARTS:
-                raise SystemExit(f"demo: {name} exited with {process.returncode}; stopping the demo")
+                raise SystemExit(f"demo: {name} exited with {process.returncode} (see {log}); stopping the demo")
             self.restarts[name] = done + 1
-            say(f"{name} exited with {process.returncode}; starting it again ({done + 1} of {RESTARTS})")
+            say(f"{name} exited with {process.returncode} (see {log}); starting it again ({done + 1} of {RESTARTS})")
             self.component(name, self.commands[name])
+            restarted = True
+        return restarted
 
-    def banner(self, elapsed: float) -> None:
+    def banner(self, elapsed: float | None = None) -> None:
         passwords = self.home / "simple_auth_manager_passwords.json.generated"
         try:
-            login = f"admin / {json.loads(passwords.read_text())['admin']}"
+            password = json.loads(passwords.read_text())["admin"]
         except (OSError, ValueError, KeyError, TypeError):
-            login = f"admin, password in {passwords}"
+            password = "(not written yet)"
         home = "" if self.home == self.repo / ".demo" else f"TESSERA_DEMO_HOME={self.home} "
+        tessera = self.bin_dir / "tessera"
+        if tessera.is_relative_to(self.repo):
+            tessera = tessera.relative_to(self.repo)
+        ready = f"tessera demo ready after {elapsed:.0f} s" if elapsed is not None else "tessera demo running"
         say(
-            f"\ntessera demo ready after {elapsed:.0f} s\n"
-            f"  UI     http://localhost:{self.port}   login {login}\n"
-            f"  CLI    {home}scripts/demo-airflow dags test tessera_cursor_digest -c '{{\"dry_run\": true}}'\n"
-            f"  stop   Ctrl-C, or kill {os.getpid()}\n"
+            f"\n{ready}\n"
+            f"  UI      http://localhost:{self.port}   login admin / {password}\n"
+            f"          (the password is kept in {passwords})\n"
+            f"  CLI     {home}scripts/demo-airflow dags list-runs tessera_cron_every_5m\n"
+            f'          {tessera} plan --api http://localhost:{self.port} --token "$({home}scripts/demo-token)"\n'
+            f"  logs    {self.logs}/<component>.log\n"
+            f"  stop    Ctrl-C, or kill {os.getpid()} (everything stops within a minute)\n"
         )
 
     def stop(self) -> None:
@@ -206,13 +223,13 @@ class Demo:
             signal.signal(signum, hurry)
         first = [p for name, p in self.components.items() if name != "api-server" and p.poll() is None]
         if first:
-            say("stopping (Ctrl-C again to kill at once)")
+            say("stopping the scheduler, triggerer and dag-processor (Ctrl-C again to kill at once)")
             for process in first:
                 process.terminate()
-            self._until(lambda: all(process.poll() is not None for process in first), FIRST_GRACE_SECONDS)
+            self._until(lambda: all(process.poll() is not None for process in first), SERVICES_GRACE_SECONDS)
         if self.remaining() and not self.hurry:
             self.send(signal.SIGTERM)
-            self._until(lambda: not self.remaining(), TERM_GRACE_SECONDS)
+            self._until(lambda: not self.remaining(), API_GRACE_SECONDS)
         if self.remaining():
             self.send(signal.SIGKILL)
             self._until(lambda: not self.remaining(), KILL_WAIT_SECONDS, hurried=False)
@@ -220,7 +237,7 @@ class Demo:
     def send(self, sig: signal.Signals) -> None:
         left = self.running()
         names = ", ".join(sorted({demo_processes.name(pid) for pid, _ in left}))
-        say(f"{sig.name} to the rest: {names or 'the process groups started'}")
+        say(f"{sig.name} to {names or 'the process groups started'}")
         for process in self.started:
             try:
                 os.killpg(process.pid, sig)
@@ -260,15 +277,17 @@ def main(repo: Path, bin_dir: Path) -> int:
     began = time.monotonic()
     home = Path(os.environ.get("TESSERA_DEMO_HOME") or repo / ".demo").absolute()
     demo = Demo(repo, bin_dir, home, port_from_environment())
-    home.mkdir(parents=True, exist_ok=True)
-    say(f"tessera demo in {home}, UI port {demo.port}; stop with Ctrl-C or kill {os.getpid()}")
+    demo.logs.mkdir(parents=True, exist_ok=True)
+    say(f"tessera demo in {home}, UI port {demo.port}; logs in {demo.logs}; stop with Ctrl-C or kill {os.getpid()}")
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise_stop)
     try:
         demo.start()
         demo.banner(time.monotonic() - began)
         while True:
-            demo.check_alive(restart=True)
+            if demo.check_alive(restart=True):
+                demo.banner()  # below the news, so the way in and out stays on screen
+            demo.watch()
             time.sleep(1)
     except Stop as stop:
         return 128 + stop.signum
