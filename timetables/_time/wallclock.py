@@ -31,10 +31,11 @@ offset a fold and a smaller one a gap. Two rules use it:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from .durations import US_PER_DAY, US_PER_MINUTE, shown
 from .epoch import EPOCH_ORDINAL, LOCAL_EPOCH, UTC_EPOCH
@@ -50,8 +51,22 @@ def _us(delta: timedelta) -> int:
     return delta // _ONE_US
 
 
+MAX_ZONE_NAME = 64
+"""Longer than any IANA name; a longer text is refused before it reaches the file system."""
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    # Read once per process (tens of milliseconds): the tz database's names, as zoneinfo lists them.
+    # zoneinfo alone would also load files that are no zone name: 'posixrules', 'posix/UTC', 'right/UTC'.
+    return frozenset(available_timezones()) - _REFUSED_KEYS
+
+
 def load_zone(field: str, value: object) -> ZoneInfo:
-    """The ``ZoneInfo`` for an IANA name (or a ``ZoneInfo`` with a key), refusing anything else.
+    """The ``ZoneInfo`` for an IANA name (or a ``ZoneInfo`` with a key): the one zone rule of tessera.
+
+    A name is accepted when it is a key of ``zoneinfo.available_timezones()`` other than
+    ``'localtime'`` and ``'Factory'``, at most :data:`MAX_ZONE_NAME` characters.
 
     :raises ValueError: naming ``field`` and the value when the name is unknown or machine-dependent.
     :raises TypeError: when ``value`` is neither a string nor a ``ZoneInfo``.
@@ -62,7 +77,7 @@ def load_zone(field: str, value: object) -> ZoneInfo:
         kind = "a tzinfo without an IANA key" if isinstance(value, tzinfo) else f"a {type(value).__name__}"
         raise TypeError(f"{field}: {shown(value)} is {kind}; give an IANA timezone name such as 'Europe/Amsterdam'")
     try:
-        if value in _REFUSED_KEYS:
+        if len(value) > MAX_ZONE_NAME or value not in _zone_names():
             raise ZoneInfoNotFoundError(value)
         return ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError, OSError):
