@@ -65,9 +65,7 @@ class PartitionPlan:
         if partitioned:
             self.partitioned = True
             self._key_format = key_format
-            self._partition_keys = PartitionKeys.build(
-                key_format, timezone=self.timezone, shortest_gap_us=cadence.shortest_gap
-            )
+            self._partition_keys = PartitionKeys.build(key_format, timezone=self.timezone, cadence=cadence)
 
     def _last_window_end(self, info: DagRunInfo) -> int | None:
         """The window end of the previous run the scheduler steps from.

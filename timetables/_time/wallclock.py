@@ -26,7 +26,10 @@ offset a fold and a smaller one a gap. Two rules use it:
   one at its first instance and a skipped one when its gap ends, several skipped
   readings of one gap collapsing into that instant. Unlike the calendar rule,
   this holds for a date a zone skipped whole too: a cron time is a reading, not a
-  calendar day.
+  calendar day. A partitioned ``"cronjob"`` cron steps as ``"cronjob-partitioned"``:
+  as ``"cronjob"``, except that a day whose every matching reading a gap skips runs
+  once when the gap ends (if that is still the same day), so each day the expression
+  matches has a partition; Airflow's ``CronPartitionTimetable`` keys that day too.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 from .durations import US_PER_DAY, US_PER_MINUTE, shown
 from .epoch import EPOCH_ORDINAL, LOCAL_EPOCH, UTC_EPOCH
 
-DstPolicy = Literal["cronjob", "once"]
+DstPolicy = Literal["cronjob", "once", "cronjob-partitioned"]
 DST_POLICIES: tuple[str, ...] = ("cronjob", "once")
+"""The policies a user chooses from; a partitioned ``"cronjob"`` cron steps as ``"cronjob-partitioned"``."""
 # 'localtime' is the host's zone (every scheduler must compute the same instants); 'Factory' is no place.
 _REFUSED_KEYS = frozenset({"localtime", "Factory"})
 _ONE_US = timedelta(microseconds=1)
@@ -91,7 +95,7 @@ def load_zone(field: str, value: object) -> ZoneInfo:
 def check_dst_policy(value: object) -> DstPolicy:
     if value not in DST_POLICIES:
         raise ValueError(
-            f"dst: {value!r} is not a DST policy; use 'cronjob' (a repeated time fires twice, a "
+            f"dst: {shown(value)} is not a DST policy; use 'cronjob' (a repeated time fires twice, a "
             f"skipped one never) or 'once' (each wall-clock time fires exactly once)"
         )
     return value  # type: ignore[return-value]
@@ -166,6 +170,7 @@ class DstClock:
         midnight = day * US_PER_DAY
         found: list[int] = []
         irregular = False
+        skipped: tuple[int, int] | None = None  # the bounds of the first gap a reading fell into
         for minute in minutes:
             hour, minute_of_hour = divmod(minute, 60)
             before, after = _offsets(zone, datetime(year, month, dom, hour, minute_of_hour))
@@ -176,10 +181,16 @@ class DstClock:
             irregular = True
             if before > after:  # a fold: the reading happens at two instants
                 found.append(reading - before)
-                if self.policy == "cronjob":
+                if self.policy != "once":
                     found.append(reading - after)
             elif self.policy == "once":  # a gap: the reading never happens
                 found.append(_gap_end(zone, reading - after, reading - before))
+            elif skipped is None:
+                skipped = (reading - after, reading - before)
+        if not found and skipped is not None and self.policy == "cronjob-partitioned":
+            # Every time of this day fell into the gap: run once where it ends, if that is still this day.
+            end = _gap_end(zone, *skipped)
+            return [end] if (end + _offset_at(zone, end)) // US_PER_DAY == day else []
         # Inside a fold the instants of later readings can precede those of earlier ones,
         # and under "once" several skipped readings share the instant that ends their gap.
         return sorted(set(found)) if irregular else found
