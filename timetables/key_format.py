@@ -77,7 +77,8 @@ def _round_trip(keys: PartitionKeys, instant: int, example: str) -> str:
         if len(key) > MAX_KEY:
             problem = f"writes a key of {len(key)} characters for {moment}, more than Airflow's {MAX_KEY}"
         elif instant not in candidates:
-            problem = f"writes {shown(key)} for {moment}, which reads back as {_local(keys.zone, candidates[0])}"
+            read = datetime.datetime.strptime(key, keys.key_format).isoformat()  # as read: may be year 1
+            problem = f"writes {shown(key)} for {moment}, which reads back as {read}"
         else:
             return key
     raise ValueError(

@@ -37,6 +37,7 @@ hour once, at its first instance, so a stock roll-up of its fall-back day never 
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
@@ -54,6 +55,9 @@ DEFAULT_KEY_FORMAT = "%Y-%m-%dT%H:%M:%S"
 """The key of a period start when no two periods can share a wall-clock reading."""
 ZONED_KEY_FORMAT = DEFAULT_KEY_FORMAT + "%z"
 """The default key when two periods can share a reading (see :func:`needs_offset`): the offset tells them apart."""
+FIRST_READING, END_READING = datetime.datetime(1900, 1, 1), datetime.datetime(3000, 1, 1)
+"""The wall-clock readings a period may start at: the supported years, read on any zone's clock."""
+_SAFE_FIRST, _SAFE_LAST = datetime.datetime(1, 1, 2), datetime.datetime(9999, 12, 30)
 MAX_KEY_FORMAT = 64
 """The longest ``key_format`` taken (Airflow stores keys of up to 250 characters)."""
 
@@ -116,13 +120,19 @@ class PartitionKeys:
 
         :raises ValueError: when ``key`` does not match the format (the caller names the key).
         """
-        parsed = datetime.datetime.strptime(key, self.key_format)
-        if parsed.tzinfo is not None:
-            return [to_us(parsed)]
-        instants = {to_us(parsed.replace(tzinfo=self.zone, fold=fold)) for fold in (0, 1)}
-        return sorted(instants)
+        try:
+            parsed = datetime.datetime.strptime(key, self.key_format)
+            if parsed.tzinfo is not None:
+                return [to_us(parsed)]
+            return sorted({to_us(parsed.replace(tzinfo=self.zone, fold=fold)) for fold in (0, 1)})
+        except (OverflowError, re.error) as error:  # a year-1 key read with an offset; a pattern never checked
+            raise ValueError(str(error)) from None
 
     def localize(self, moment: datetime.datetime) -> datetime.datetime:
-        """``moment``'s wall-clock reading as an instant in this zone (Airflow's rule for partition bounds)."""
-        naive = moment.replace(tzinfo=None)
+        """``moment``'s wall-clock reading as an instant in this zone (Airflow's rule for partition bounds).
+
+        A reading within a day of the ends of what ``datetime`` holds (0001-01-01, 9999-12-31) is
+        moved a day inward, so that applying the zone's offset cannot overflow.
+        """
+        naive = min(max(moment.replace(tzinfo=None), _SAFE_FIRST), _SAFE_LAST)
         return naive.replace(tzinfo=self.zone).astimezone(datetime.timezone.utc)

@@ -206,3 +206,23 @@ def test_a_cron_in_kwajaleins_23_hour_fold_of_1969_needs_the_offset():
     assert len(pairs) == 6  # five days, one of them read twice
     assert_one_to_one(timetable, pairs)
     assert datetime.date(1969, 10, 1).isoformat() in {key[:10] for key, _ in pairs}
+
+
+# -- dates at the edges of what datetime holds ------------------------------------------------------------------
+def test_a_partition_range_outside_the_supported_years_is_empty_not_an_overflow():
+    # Airflow reads range bounds on the timetable's wall clock; year 1 in UTC+1 is before datetime's first day.
+    timetable = Cron("0 * * * *", timezone="Europe/Berlin", partitioned=True)
+    assert keys_between(timetable, "0001-01-01T00:00:00", "0001-01-01T01:00:00") == []
+    assert keys_between(timetable, "9999-12-31T00:00:00", "9999-12-31T23:00:00") == []
+    # Airflow's clear-by-date filters with the same reading: it must not overflow either.
+    assert timetable.localize_partition_datetime(datetime.datetime(1, 1, 1)).year == 1
+    assert timetable.localize_partition_datetime(datetime.datetime(9999, 12, 31, 23)).year == 9999
+
+
+@pytest.mark.parametrize("key", ["0001-01-01T00:00:00+0100", "9999-12-31T23:00:00-0100"])
+def test_a_key_beyond_datetimes_years_is_refused_as_a_key(key):
+    from airflow.exceptions import InvalidPartitionKeyError
+
+    timetable = Cron("0 * * * *", timezone="Europe/Berlin", partitioned=True)
+    with pytest.raises(InvalidPartitionKeyError, match="partition_key: .* outside the supported years 1900-2999"):
+        timetable.resolve_partition_date(key)
