@@ -20,8 +20,9 @@ keys of fixed sample instants must read back with ``strptime`` as exactly those 
 one key each, so a key names its period's start to the second. Two periods can share a
 wall-clock reading when a ``"cronjob"`` cron fires at both instances of a time a fall-back
 repeats (``"30 2 * * *"`` in Europe/Berlin, any year from 1900 to 2999): the default is then
-``"%Y-%m-%dT%H:%M:%S%z"``, and a pattern without the offset is refused. So is it, as before,
-for every sub-daily cadence in a zone whose offset ever changes. A partitioned ``"cronjob"``
+``"%Y-%m-%dT%H:%M:%S%z"``, and a pattern without the offset is refused. The default also
+carries it, as before, for every sub-daily cadence in a zone whose offset ever changes (one
+that never repeats a reading, such as ``Every.hour(at=...)``, may drop it). A partitioned ``"cronjob"``
 cron also keys a day whose every time a spring-forward skips: it runs once when the gap
 ends (``2026-03-29T03:00:00+0200`` for ``"30 2 * * *"`` in Berlin). Keys are pure functions
 of the period and the format, so every scheduler, process and restart computes the same ones.

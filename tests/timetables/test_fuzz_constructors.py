@@ -219,7 +219,7 @@ def test_partitioned(partitioned, key_format, base, world):
     def build() -> TesseraTimetable:
         timetable = base(partitioned=partitioned, key_format=key_format)
         if timetable.partitioned:
-            key, date = timetable._partition_of(timetable._plan.cadence.following(to_us(world.now)))
+            date, key = timetable._partition_of(timetable._plan.cadence.following(to_us(world.now)))
             assert timetable.resolve_partition_date(key) == date, (key_format, key)
         return timetable
 
