@@ -177,9 +177,10 @@ BERLIN_KEYS = [
 
 
 def berlin_runs(home: AirflowHome, dag_id: str) -> list[tuple]:
+    """The runs keyed on the backfilled DST weekends (the DAG's one scheduled run, 2025-10-01, left out)."""
     return home.query(
-        "SELECT partition_key, partition_date, state FROM dag_run WHERE dag_id = ? AND partition_key IS NOT NULL"
-        " ORDER BY partition_date, id",
+        "SELECT partition_key, partition_date, state FROM dag_run WHERE dag_id = ?"
+        " AND (partition_key LIKE '2025-03-%' OR partition_key LIKE '2025-10-2%') ORDER BY partition_date, id",
         dag_id,
     )
 
@@ -193,7 +194,8 @@ def finished(home: AirflowHome, dag_id: str, count: int) -> list[tuple] | None:
 def test_a_daily_cron_in_berlin_has_one_key_per_run_across_daylight_saving(stack: AirflowHome) -> None:
     # Bounds are read on Berlin's wall clock; a period counts when it starts inside them.
     backfill(stack, "part_berlin", "2025-03-29T00:00:00", "2025-03-30T23:59:59")
-    backfill(stack, "part_berlin", "2025-10-25T00:00:00", "2025-10-26T23:59:59")
+    stack.wait_for("the spring backfill to complete", lambda: backfills_done(stack, "part_berlin"), timeout=WAIT)
+    backfill(stack, "part_berlin", "2025-10-25T00:00:00", "2025-10-26T23:59:59")  # one backfill at a time
     runs = stack.wait_for("five finished Berlin runs", lambda: finished(stack, "part_berlin", 5), timeout=WAIT)
     assert [(key, state) for key, _, state in runs] == [(key, "success") for key in BERLIN_KEYS]
     assert [str(date)[:16] for _, date, _ in runs] == [
