@@ -106,8 +106,8 @@ def _bounded(field: str, value: str | timedelta) -> timedelta:
 
 def _period(schedule: object) -> timedelta:
     period = getattr(schedule, "period", None)
-    if isinstance(period, timedelta):
-        return period
+    if isinstance(period, timedelta):  # through the duration rules: a pendulum Duration becomes a timedelta
+        return _bounded("schedule.period", period)
     if isinstance(schedule, (str, timedelta)):
         return _bounded("schedule", schedule)
     raise TypeError(

@@ -49,7 +49,8 @@ class Cron(TesseraTimetable):
     :param partitioned: give each run Airflow's ``partition_key`` (its period's start on this
         schedule's wall clock) and ``partition_date``; see :mod:`tessera.timetables.partitions`.
     :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``, plus ``%z``
-        for a sub-daily schedule in a zone with daylight saving).
+        when two periods can start at one wall-clock reading: a sub-daily schedule in a zone whose
+        offset changes, or a time a fall-back repeats).
 
     **Daylight saving time.** An occurrence is every instant at which the local wall clock
     reads a matching time, exactly as for a Kubernetes CronJob. On a fall-back day a time in
@@ -62,6 +63,8 @@ class Cron(TesseraTimetable):
     01:30 run evaluates the hour between the two. Make side effects idempotent per window,
     use UTC, or pass ``dst="once"``: every wall-clock time then fires exactly once, a
     repeated one at its first instance and a skipped one at the first instant after the gap.
+    A partitioned cron under ``"cronjob"`` differs on one point, so every matching day has a
+    partition: a day whose every time a spring-forward skips runs once when the gap ends.
 
     ``@every`` counts whole multiples of the duration from 1970-01-01 00:00 UTC, whatever the
     timezone: unlike a CronJob, which counts from its last schedule time, every scheduler
@@ -85,7 +88,9 @@ class Cron(TesseraTimetable):
     ) -> None:
         zone = load_zone("timezone", timezone)
         self._dst = check_dst_policy(dst)
-        cadence = parse_cron(expression, zone, self._dst)
+        # Partitioned, a day whose every time a spring-forward skips still runs once: its partition exists.
+        keyed = partitioned is True and self._dst == "cronjob"
+        cadence = parse_cron(expression, zone, "cronjob-partitioned" if keyed else self._dst)
         self._expression = " ".join(expression.split())
         self._timezone = zone.key
         self._starting_deadline_us = (
@@ -146,6 +151,8 @@ class Cron(TesseraTimetable):
         if self._dst == "once":
             return f"{human}, {self._timezone} time (each wall-clock time fires once, across DST changes too)."
         dst = "a time repeated by a DST fall-back fires twice, one skipped by a spring-forward never"
+        if self.partitioned:
+            dst += " (a day with no other time runs once when the clock jumps, so it has its partition)"
         return f"{human}, {self._timezone} time ({dst})."
 
     @property

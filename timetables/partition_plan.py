@@ -13,8 +13,10 @@ from airflow._shared.timezones.timezone import utcnow
 from airflow.exceptions import InvalidPartitionKeyError
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
+from ._time.durations import shown
 from .instants import from_us, to_us
-from .partitions import PartitionKeys
+from .limits import SUPPORTED_FROM, SUPPORTED_UNTIL
+from .partitions import END_READING, FIRST_READING, PartitionKeys
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
 
     from ._time.cadence import Cadence
     from ._time.plan import Plan, PlannedRun
+
+
+_SUPPORTED = (to_us(SUPPORTED_FROM), to_us(SUPPORTED_UNTIL))
 
 
 class PartitionPlan:
@@ -59,15 +64,15 @@ class PartitionPlan:
 
     def _configure_partitions(self, cadence: Cadence, partitioned: object, key_format: str | None) -> None:
         if not isinstance(partitioned, bool):
-            raise TypeError(f"partitioned: {partitioned!r} is a {type(partitioned).__name__}; give True or False")
+            raise TypeError(
+                f"partitioned: {shown(partitioned)} is a {type(partitioned).__name__}; give True or False"
+            )
         if key_format is not None and not partitioned:
-            raise ValueError(f"key_format: {key_format!r} given without partitioned=True; add partitioned=True")
+            raise ValueError(f"key_format: {shown(key_format)} given without partitioned=True; add partitioned=True")
         if partitioned:
             self.partitioned = True
             self._key_format = key_format
-            self._partition_keys = PartitionKeys.build(
-                key_format, timezone=self.timezone, shortest_gap_us=cadence.shortest_gap
-            )
+            self._partition_keys = PartitionKeys.build(key_format, timezone=self.timezone, cadence=cadence)
 
     def _last_window_end(self, info: DagRunInfo) -> int | None:
         """The window end of the previous run the scheduler steps from.
@@ -107,11 +112,17 @@ class PartitionPlan:
         as Airflow leaves out unfinished intervals when it backfills a DAG without partitions.
         Cost: one cadence step per period in the range.
         """
-        if self._partition_keys is None:
+        keys = self._partition_keys
+        if keys is None:
             raise NotImplementedError(f"{type(self).__name__} is not partitioned; give partitioned=True")
+        # No period starts outside the supported years: a range beyond them is cut to them.
+        low = max(earliest.replace(tzinfo=None), FIRST_READING)
+        high = min(latest.replace(tzinfo=None), END_READING - datetime.timedelta(microseconds=1))
+        if low > high:
+            return
         cadence, now = self._plan.cadence, to_us(utcnow())
-        start = cadence.at_or_after(to_us(self.localize_partition_datetime(earliest)))
-        last = to_us(self.localize_partition_datetime(latest))
+        start = cadence.at_or_after(to_us(keys.localize(low)))
+        last = to_us(keys.localize(high))
         while start <= last:
             occurrence = cadence.following(start)
             if occurrence > now:
@@ -132,19 +143,25 @@ class PartitionPlan:
         if keys is None:
             return None
         cadence = self._plan.cadence
+        example = keys.encode(cadence.at_or_before(0))
         try:
             candidates = keys.candidates(partition_key)
         except ValueError as error:
-            example = keys.encode(cadence.at_or_before(0))
             raise InvalidPartitionKeyError(
-                f"partition_key: {partition_key!r} does not match key_format {keys.key_format!r} ({error}); "
-                f"give a key as the scheduler writes it, e.g. {example!r}"
+                f"partition_key: {shown(partition_key)} does not match key_format {keys.key_format!r} "
+                f"({shown(str(error), 120)}); give a key as the scheduler writes it, e.g. {example!r}"
             ) from error
-        for instant in candidates:
+        inside = [instant for instant in candidates if _SUPPORTED[0] <= instant < _SUPPORTED[1]]
+        if not inside:
+            raise InvalidPartitionKeyError(
+                f"partition_key: {shown(partition_key)} names an instant outside the supported years 1900-2999; "
+                f"give a key as the scheduler writes it, e.g. {example!r}"
+            )
+        for instant in inside:
             if cadence.at_or_after(instant) == instant and keys.encode(instant) == partition_key:
                 return from_us(instant)
-        nearest = keys.encode(cadence.at_or_before(candidates[0]))
+        nearest = keys.encode(cadence.at_or_before(inside[0]))
         raise InvalidPartitionKeyError(
-            f"partition_key: {partition_key!r} is not the start of a period of {self.summary}; "
+            f"partition_key: {shown(partition_key)} is not the start of a period of {self.summary}; "
             f"the nearest one before it is {nearest!r}"
         )

@@ -15,12 +15,17 @@ period *is* the run's window (``data_interval``); otherwise:
   belongs to exactly one run.
 
 **Format.** A ``strftime`` pattern, ``"%Y-%m-%dT%H:%M:%S"`` by default (what the stock
-mappers read by default). It must carry every field of a period start (``%Y %m %d %H %M
-%S``) so a key decodes back to exactly one instant. In a zone that observes daylight
-saving a sub-daily cadence also needs ``%z``: a fall-back hour repeats the same wall
-clock reading, and two periods must never share a key; the default then is
-``"%Y-%m-%dT%H:%M:%S%z"``. Keys are pure functions of the period and the format, so
-every scheduler, process and restart computes the same ones.
+mappers read by default). It is checked by use (:mod:`~tessera.timetables.key_format`): the
+keys of fixed sample instants must read back with ``strptime`` as exactly those instants,
+one key each, so a key names its period's start to the second. Two periods can share a
+wall-clock reading when a ``"cronjob"`` cron fires at both instances of a time a fall-back
+repeats (``"30 2 * * *"`` in Europe/Berlin, any year from 1900 to 2999): the default is then
+``"%Y-%m-%dT%H:%M:%S%z"``, and a pattern without the offset is refused. The default also
+carries it, as before, for every sub-daily cadence in a zone whose offset ever changes (one
+that never repeats a reading, such as ``Every.hour(at=...)``, may drop it). A partitioned ``"cronjob"``
+cron also keys a day whose every time a spring-forward skips: it runs once when the gap
+ends (``2026-03-29T03:00:00+0200`` for ``"30 2 * * *"`` in Berlin). Keys are pure functions
+of the period and the format, so every scheduler, process and restart computes the same ones.
 
 **Local-day roll-ups across daylight saving.** Airflow's ``DayWindow`` expects one key per
 wall-clock hour, a repeated hour at its *second* instance. ``Cron("0 * * * *",
@@ -33,26 +38,41 @@ hour once, at its first instance, so a stock roll-up of its fall-back day never 
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from ._time.durations import US_PER_DAY, shown
+from ._time.repeated_readings import changes_offset, repeats_a_reading
 from ._time.wallclock import load_zone
 from .instants import from_us, to_us
+from .key_format import check_key_format
+
+if TYPE_CHECKING:
+    from ._time.cadence import Cadence
 
 DEFAULT_KEY_FORMAT = "%Y-%m-%dT%H:%M:%S"
-"""The key of a period start in a zone without daylight saving (or of a daily or longer cadence)."""
+"""The key of a period start when no two periods can share a wall-clock reading."""
 ZONED_KEY_FORMAT = DEFAULT_KEY_FORMAT + "%z"
-"""The default key of a sub-daily cadence in a zone with daylight saving: the offset tells folded hours apart."""
+"""The default key when two periods can share a reading (see :func:`needs_offset`): the offset tells them apart."""
+FIRST_READING, END_READING = datetime.datetime(1900, 1, 1), datetime.datetime(3000, 1, 1)
+"""The wall-clock readings a period may start at: the supported years, read on any zone's clock."""
+_SAFE_FIRST, _SAFE_LAST = datetime.datetime(1, 1, 2), datetime.datetime(9999, 12, 30)
 MAX_KEY_FORMAT = 64
 """The longest ``key_format`` taken (Airflow stores keys of up to 250 characters)."""
-_FIELDS = ("%Y", "%m", "%d", "%H", "%M", "%S")
 
 
-def observes_dst(zone: ZoneInfo) -> bool:
-    """True when ``zone``'s UTC offset changes within some year from 1970 to 2037 (a fixed set of probes)."""
-    probes = (datetime.datetime(year, month, 1, tzinfo=zone) for year in range(1970, 2038) for month in (1, 7))
-    return len({probe.utcoffset() for probe in probes}) > 1
+def needs_offset(cadence: Cadence, zone: ZoneInfo) -> bool:
+    """Whether keys of ``cadence`` read on ``zone``'s clock need the UTC offset to stay unique.
+
+    True when two occurrences can show one reading (a ``"cronjob"`` cron firing in a fall-back
+    fold of any year from 1900 to 2999), and, as before this rule existed, for every sub-daily
+    cadence in a zone whose offset ever changes in those years.
+    """
+    if not changes_offset(zone.key):
+        return False
+    return cadence.shortest_gap < US_PER_DAY or repeats_a_reading(cadence, zone.key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,36 +83,34 @@ class PartitionKeys:
     key_format: str
 
     @classmethod
-    def build(cls, key_format: object, *, timezone: str, shortest_gap_us: int) -> PartitionKeys:
-        """Validate ``key_format`` (``None``: the default for this zone and cadence).
+    def build(cls, key_format: object, *, timezone: str, cadence: Cadence) -> PartitionKeys:
+        """Validate ``key_format`` (``None``: the default for this zone and cadence) by a round trip.
 
-        :raises ValueError: naming ``key_format`` when it misses a field a key needs to be unique.
+        :raises ValueError: naming ``key_format`` when its keys would not read back, one to one.
         :raises TypeError: when ``key_format`` is not a string.
         """
         zone = load_zone("timezone", timezone)
-        needs_offset = shortest_gap_us < US_PER_DAY and observes_dst(zone)
+        offset = needs_offset(cadence, zone)
+        example = ZONED_KEY_FORMAT if offset else DEFAULT_KEY_FORMAT
         if key_format is None:
-            return cls(zone, ZONED_KEY_FORMAT if needs_offset else DEFAULT_KEY_FORMAT)
+            return cls(zone, example)
         if not isinstance(key_format, str):
             raise TypeError(
                 f"key_format: {shown(key_format)} is a {type(key_format).__name__}; give a strftime pattern"
             )
         if not key_format or len(key_format) > MAX_KEY_FORMAT:
             raise ValueError(
-                f"key_format: {shown(key_format)} has {len(key_format)} characters; give 1 to {MAX_KEY_FORMAT}"
+                f"key_format: {shown(key_format)} has {len(key_format)} characters; give 1 to {MAX_KEY_FORMAT}, "
+                f"e.g. {example!r}"
             )
-        missing = [field for field in _FIELDS if field not in key_format]
-        if missing:
+        if not key_format.isprintable():
             raise ValueError(
-                f"key_format: {shown(key_format)} lacks {' '.join(missing)}; a key must name its period's start to "
-                f"the second, e.g. {DEFAULT_KEY_FORMAT!r}"
+                f"key_format: {shown(key_format)} has a control character or one that is not valid text; "
+                f"use printable characters, e.g. {example!r}"
             )
-        if needs_offset and "%z" not in key_format:
-            raise ValueError(
-                f"key_format: {shown(key_format)} has no %z; {zone.key} observes daylight saving, so two periods of "
-                f"a sub-daily cadence can start at the same wall-clock time: add %z, e.g. {ZONED_KEY_FORMAT!r}"
-            )
-        return cls(zone, key_format)
+        keys = cls(zone, key_format)
+        check_key_format(keys, repeats=offset and repeats_a_reading(cadence, zone.key), example=example)
+        return keys
 
     def encode(self, period_start: int) -> str:
         """The key of the period starting at ``period_start`` (microseconds since the epoch)."""
@@ -103,13 +121,19 @@ class PartitionKeys:
 
         :raises ValueError: when ``key`` does not match the format (the caller names the key).
         """
-        parsed = datetime.datetime.strptime(key, self.key_format)
-        if parsed.tzinfo is not None:
-            return [to_us(parsed)]
-        instants = {to_us(parsed.replace(tzinfo=self.zone, fold=fold)) for fold in (0, 1)}
-        return sorted(instants)
+        try:
+            parsed = datetime.datetime.strptime(key, self.key_format)
+            if parsed.tzinfo is not None:
+                return [to_us(parsed)]
+            return sorted({to_us(parsed.replace(tzinfo=self.zone, fold=fold)) for fold in (0, 1)})
+        except (OverflowError, re.error) as error:  # a year-1 key read with an offset; a pattern never checked
+            raise ValueError(str(error)) from None
 
     def localize(self, moment: datetime.datetime) -> datetime.datetime:
-        """``moment``'s wall-clock reading as an instant in this zone (Airflow's rule for partition bounds)."""
-        naive = moment.replace(tzinfo=None)
+        """``moment``'s wall-clock reading as an instant in this zone (Airflow's rule for partition bounds).
+
+        A reading within a day of the ends of what ``datetime`` holds (0001-01-01, 9999-12-31) is
+        moved a day inward, so that applying the zone's offset cannot overflow.
+        """
+        naive = min(max(moment.replace(tzinfo=None), _SAFE_FIRST), _SAFE_LAST)
         return naive.replace(tzinfo=self.zone).astimezone(datetime.timezone.utc)

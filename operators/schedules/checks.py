@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
-import zoneinfo
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from tessera.operators import outbound
 from tessera.operators.excerpt import excerpt, not_unicode
+from tessera.timetables.zones import load_zone
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 NAME_MAX = 80
@@ -32,8 +32,6 @@ QUEUE_MAX = 256
 """Airflow's ``task_instance.queue`` column: a node id is the name of its queue."""
 NODES_MAX = 64
 """Target nodes of one schedule: each gets a copy of every pipeline's work, so the DAG grows with the list."""
-TIMEZONE_MAX = 64
-"""Longer than any IANA name; a longer text is refused before it becomes a file path."""
 
 
 class Bound(NamedTuple):
@@ -98,28 +96,24 @@ def cron(value: object, timezone: str | None = None) -> str:
         )
     from tessera.timetables.cron import Cron
 
+    zone = "UTC" if timezone is None else _zone(timezone)
     try:
-        Cron(text, timezone=timezone or "UTC")
+        Cron(text, timezone=zone)
     except ValueError as error:
-        message = str(error)
-        if message.startswith("timezone:"):  # a name zoneinfo loads but the timetable refuses, e.g. 'localtime'
-            raise ScheduleError("timezone", message) from None
-        raise ScheduleError("cron", "cron: " + message.removeprefix("expression: ")) from None
+        raise ScheduleError("cron", "cron: " + str(error).removeprefix("expression: ")) from None
     return text
 
 
 def timezone(value: object) -> str:
+    return _zone(value)
+
+
+def _zone(value: object) -> str:
+    """The timetables' one zone rule, so a declared schedule accepts exactly the zones its timetable does."""
     try:
-        if not isinstance(value, str) or not value or len(value) > TIMEZONE_MAX:
-            raise ValueError
-        zoneinfo.ZoneInfo(value)
-    except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):  # OSError: a directory, a name too long
-        raise ScheduleError(
-            "timezone",
-            f"timezone: {excerpt(value)} is not an IANA time zone; use a name such as 'UTC', "
-            f"'America/New_York' or 'Europe/Berlin'",
-        ) from None
-    return value
+        return load_zone("timezone", value).key
+    except (ValueError, TypeError) as error:
+        raise ScheduleError("timezone", str(error)) from None
 
 
 def number(field: str, value: object) -> int | float:

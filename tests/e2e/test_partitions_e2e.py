@@ -11,6 +11,11 @@ One deployment, the DAGs of ``dags_partitions/``, driven only through the ``airf
 3. ``airflow dags clear --partition-key`` reruns exactly that window (and, cleared in both
    producers, the aligned consumer reruns that one hour); ``airflow partitions clear
    --clear-task-instances`` reruns one window too but, by Airflow's design, strips its key.
+4. Daylight saving: ``Cron("30 2 * * *", timezone="Europe/Berlin", partitioned=True)`` fires
+   twice on the fall-back day and gets two keys (the offset tells them apart), so a backfill, a
+   clear and an asset consumer treat them as two; the spring-forward day, whose 02:30 never
+   happens, is keyed when the clock jumps; the same cron with a key_format lacking ``%z`` is an
+   import error naming the field and the fix.
 """
 
 from __future__ import annotations
@@ -27,7 +32,16 @@ DAGS = Path(__file__).resolve().parent / "dags_partitions"
 DAY = "2025-10-26"  # Europe's fall-back day: Amsterdam's clock shows 02:00-03:00 twice.
 HOURS = [f"{DAY}T{h:02d}:00:00" for h in range(24)]
 WAIT = 600
-DAG_IDS = ("part_a", "part_b", "part_ams", "part_hourly_join", "part_daily_rollup", "part_daily_rollup_ams")
+DAG_IDS = (
+    "part_a",
+    "part_b",
+    "part_ams",
+    "part_hourly_join",
+    "part_daily_rollup",
+    "part_daily_rollup_ams",
+    "part_berlin",
+    "part_berlin_consumer",
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +60,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReque
         home.start("dag-processor", "dag-processor")
         home.wait_for("the API server", lambda: api_server_healthy(home), timeout=300)
         home.start("scheduler", "scheduler")
-        for dag_id in (
-            "part_a",
-            "part_b",
-            "part_ams",
-            "part_hourly_join",
-            "part_daily_rollup",
-            "part_daily_rollup_ams",
-        ):
+        for dag_id in DAG_IDS:
             home.wait_for(f"{dag_id} to be parsed", lambda d=dag_id: home.is_parsed(d), timeout=180)
         yield home
     finally:
@@ -158,3 +165,78 @@ def test_clearing_one_key_reruns_that_window_and_its_aligned_consumer(stack: Air
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert stack.query("SELECT partition_key FROM dag_run WHERE run_id = ?", run_id) == [(None,)]
     assert other not in [k for k, *_ in keyed_runs(stack, "part_a")]
+
+
+BERLIN_KEYS = [
+    "2025-03-29T02:30:00+0100",
+    "2025-03-30T03:00:00+0200",  # 02:30 never happened: the run is when the clock jumps to 03:00
+    "2025-10-25T02:30:00+0200",
+    "2025-10-26T02:30:00+0200",
+    "2025-10-26T02:30:00+0100",  # 02:30 again, an hour later
+]
+
+
+def berlin_runs(home: AirflowHome, dag_id: str) -> list[tuple]:
+    """The runs keyed on the backfilled DST weekends (the DAG's one scheduled run, 2025-10-01, left out)."""
+    return home.query(
+        "SELECT partition_key, partition_date, state FROM dag_run WHERE dag_id = ?"
+        " AND (partition_key LIKE '2025-03-%' OR partition_key LIKE '2025-10-2%') ORDER BY partition_date, id",
+        dag_id,
+    )
+
+
+def finished(home: AirflowHome, dag_id: str, count: int) -> list[tuple] | None:
+    rows = berlin_runs(home, dag_id)
+    return rows if len(rows) >= count and all(state in ("success", "failed") for *_, state in rows) else None
+
+
+@pytest.mark.e2e
+def test_a_daily_cron_in_berlin_has_one_key_per_run_across_daylight_saving(stack: AirflowHome) -> None:
+    # Bounds are read on Berlin's wall clock; a period counts when it starts inside them.
+    backfill(stack, "part_berlin", "2025-03-29T00:00:00", "2025-03-30T23:59:59")
+    stack.wait_for("the spring backfill to complete", lambda: backfills_done(stack, "part_berlin"), timeout=WAIT)
+    backfill(stack, "part_berlin", "2025-10-25T00:00:00", "2025-10-26T23:59:59")  # one backfill at a time
+    runs = stack.wait_for("five finished Berlin runs", lambda: finished(stack, "part_berlin", 5), timeout=WAIT)
+    assert [(key, state) for key, _, state in runs] == [(key, "success") for key in BERLIN_KEYS]
+    assert [str(date)[:16] for _, date, _ in runs] == [
+        "2025-03-29 01:30",
+        "2025-03-30 01:00",
+        "2025-10-25 00:30",
+        "2025-10-26 00:30",
+        "2025-10-26 01:30",
+    ]
+    # The asset consumer aligns on the key: two runs for the two fall-back periods, not one merged.
+    consumed = stack.wait_for("five consumer runs", lambda: finished(stack, "part_berlin_consumer", 5), timeout=WAIT)
+    assert sorted(key for key, _, _ in consumed) == sorted(BERLIN_KEYS)
+
+    # Clearing one of the two fall-back keys reruns that run alone.
+    second = "2025-10-26T02:30:00+0100"
+    result = stack.cli("dags", "clear", "part_berlin", "--partition-key", second, "--yes")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+
+    def rerun() -> list[tuple] | None:
+        rows = stack.query(
+            "SELECT r.partition_key, t.try_number, t.state FROM task_instance t JOIN dag_run r"
+            " ON r.dag_id = t.dag_id AND r.run_id = t.run_id WHERE t.dag_id = 'part_berlin' AND t.try_number > 1"
+        )
+        return rows if rows and all(state == "success" for _, _, state in rows) else None
+
+    assert [key for key, _, _ in stack.wait_for("the cleared key to rerun", rerun, timeout=WAIT)] == [second]
+
+
+@pytest.mark.e2e
+def test_a_key_format_without_the_offset_for_such_a_cron_is_an_import_error_naming_the_fix(
+    stack: AirflowHome,
+) -> None:
+    def recorded() -> list[tuple] | None:
+        rows = stack.query("SELECT filename, stacktrace FROM import_error WHERE filename LIKE ?", "%bad_key_format%")
+        return rows or None
+
+    ((filename, stacktrace),) = stack.wait_for("the import error", recorded, timeout=180)
+    assert filename.endswith("partitions_bad_key_format.py")
+    assert (
+        "key_format: '%Y-%m-%dT%H:%M:%S' gives two periods the same key '2026-10-25T02:30:00': Europe/Berlin "
+        "shows 2026-10-25T02:30:00 twice when its clocks go back, and this schedule runs at both; add the UTC "
+        "offset %z, e.g. '%Y-%m-%dT%H:%M:%S%z'"
+    ) in stacktrace
+    assert not stack.is_parsed("part_berlin_no_offset")

@@ -11,6 +11,7 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
+import pendulum
 from hypothesis import strategies as st
 
 from tessera.timetables import Backfill, Fixed, Latest, Spread
@@ -34,8 +35,16 @@ HUGE_INTS = st.sampled_from([10**12, 10**18, 2**63, 10**100, 10**5000, -1, -(10*
 FLOATS = st.one_of(st.sampled_from([INF, -INF, NAN, 0.0, 5.0, 1e300]), st.floats())
 UNICODE_DIGITS = st.sampled_from(["\u0665m", "\uff15m", "\u06f5m", "\U0001d7d3m", "\u00b2m", "\u0660\u0669:00"])
 JUNK_OBJECTS = st.sampled_from([None, True, False, b"5m", [5, "m"], {"m": 5}, object, 1j, (), set()])
+# Lone surrogates: text Python holds but no encoder writes (a UnicodeEncodeError waiting in any hash or log).
+SURROGATE_TEXT = st.builds(
+    lambda before, surrogate, after: before + surrogate + after,
+    st.text(alphabet="0123456789msdh:*/ -UTCEurope", max_size=6),
+    st.integers(0xD800, 0xDFFF).map(chr),
+    st.text(alphabet="0123456789msdh:*/ -UTCEurope", max_size=6),
+)
 WEIRD_TEXT = st.one_of(
     st.text(max_size=24),
+    SURROGATE_TEXT,
     st.text(alphabet="0123456789.msdhMSDHwy -+e_:,/*@\t\n", max_size=16),
     st.sampled_from(["", " ", "inf", "nan", "-inf", "1e9s", "5 m", "5m5", "m5", "5mm", "5ms5", ".5s", "5.s", "\x00"]),
     st.just("9" * 5000 + "d"),
@@ -62,16 +71,43 @@ TIMEDELTAS = st.one_of(
     st.timedeltas(min_value=datetime.timedelta(0), max_value=datetime.timedelta(days=400)),
     st.sampled_from([datetime.timedelta.max, datetime.timedelta.min, datetime.timedelta(days=366, microseconds=1)]),
 )
+# pendulum's types are timedelta subclasses whose own arithmetic differs: Airflow users hold them everywhere.
+PENDULUM_ZONES = st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "Asia/Tokyo"])
+PENDULUM_DIFFERENCES = st.builds(
+    lambda zone, start, span: pendulum.instance(start, tz=zone).add(seconds=span) - pendulum.instance(start, tz=zone),
+    PENDULUM_ZONES,
+    st.datetimes(min_value=datetime.datetime(1901, 1, 1), max_value=datetime.datetime(2998, 1, 1)),
+    st.integers(-86_400, 400 * 86_400),
+)
+PENDULUM_DURATIONS = st.one_of(
+    st.builds(lambda seconds: pendulum.duration(seconds=seconds), st.integers(0, 366 * 86_400)),
+    st.builds(
+        lambda weeks, days, hours, ms: pendulum.duration(weeks=weeks, days=days, hours=hours, milliseconds=ms),
+        st.integers(-1, 60),
+        st.integers(-3, 30),
+        st.integers(-5, 48),
+        st.integers(0, 999),
+    ),
+    st.builds(lambda m, y: pendulum.duration(months=m, years=y), st.integers(-2, 14), st.integers(0, 2)),
+    st.sampled_from([pendulum.duration(days=366), pendulum.duration(days=366, microseconds=1), pendulum.duration()]),
+    PENDULUM_DIFFERENCES,
+)
 GOOD_INTERVALS = st.sampled_from(["1s", "30s", "1m", "5m", "15m", "45m", "1h", "6h", "1d", "2d", "7d", "366d"])
-ANY_DURATION = st.one_of(DURATION_TEXT, TIMEDELTAS, ADVERSARIAL)
+ANY_DURATION = st.one_of(DURATION_TEXT, TIMEDELTAS, PENDULUM_DURATIONS, ADVERSARIAL)
 INTERVALS = mostly(
-    st.one_of(GOOD_INTERVALS, GOOD_INTERVALS.map(lambda t: datetime.timedelta(seconds=_seconds(t)))),
+    st.one_of(
+        GOOD_INTERVALS,
+        GOOD_INTERVALS.map(lambda t: datetime.timedelta(seconds=_seconds(t))),
+        GOOD_INTERVALS.map(lambda t: pendulum.duration(seconds=_seconds(t))),
+    ),
     st.one_of(GOOD_INTERVALS.map(lambda t: t.upper()), ANY_DURATION),
     tenths=5,
 )
 PLAUSIBLE_DURATION = st.one_of(
     st.sampled_from(["0s", "30s", "5m", "1h", "1h30m", "2d", "366d", "1.5s", "250ms"]),
     st.timedeltas(min_value=datetime.timedelta(0), max_value=datetime.timedelta(days=366)),
+    st.builds(lambda us: pendulum.duration(microseconds=us), st.integers(0, 366 * 86_400_000_000)),
+    PENDULUM_DIFFERENCES,
 )
 OPTIONAL_DURATION = mostly(st.one_of(st.none(), PLAUSIBLE_DURATION), ANY_DURATION)
 
@@ -85,6 +121,7 @@ TIMEZONES = mostly(
     ),
     st.one_of(
         st.sampled_from(["", "Mars/Olympus_Mons", "localtime", "Factory", "../etc/passwd", "UTC\x00", "+05:00"]),
+        st.sampled_from(["posixrules", "right/UTC", "posix/UTC", "posix/Europe/Berlin", "Europe/Berl\ud800n"]),
         st.just(datetime.timezone(datetime.timedelta(hours=5))),
         WEIRD_TEXT,
         JUNK_OBJECTS,
@@ -279,7 +316,9 @@ CRON_EXPRESSIONS = mostly(
     ),
     tenths=5,
 )
-DST_POLICIES = mostly(st.sampled_from(["cronjob", "once"]), st.sampled_from(["CRONJOB", "twice", "", None, 1]))
+DST_POLICIES = mostly(
+    st.sampled_from(["cronjob", "once"]), st.one_of(st.sampled_from(["CRONJOB", "twice", "", None, 1]), SURROGATE_TEXT)
+)
 
 
 def cron_calls() -> st.SearchStrategy[tuple[Any, dict[str, Any]]]:
@@ -293,3 +332,23 @@ def cron_calls() -> st.SearchStrategy[tuple[Any, dict[str, Any]]]:
     )
     keywords = st.tuples(own, common_kwargs()).map(lambda pair: {**pair[0], **pair[1]})
     return st.tuples(CRON_EXPRESSIONS, keywords)
+
+
+# -- partition keys -------------------------------------------------------------------------------------
+DIRECTIVES = ["%Y", "%m", "%d", "%H", "%M", "%S", "%z", "%%", "%", "%:z", "%c", "%y", "%I", "%p", "%j", "%G", "%V"]
+DIRECTIVES += ["%u", "%s", "%Z", "%-d", "%Ey", "%Od", "%b", "\x00", "\ud800", "T", "-", ":", " ", "\n", "é"]
+KEY_FORMATS = mostly(
+    st.sampled_from(
+        [None, "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z", "hour=%Y%m%dT%H%M%S", "%Y-%jT%H:%M:%S%z"]
+        + ["%G-W%V-%u %H:%M:%S"]
+    ),
+    st.one_of(
+        st.lists(st.sampled_from(DIRECTIVES), max_size=12).map("".join),
+        st.permutations(["%Y", "%m", "%d", "%H", "%M", "%S", "%z", "-", "%%"]).map("".join),
+        WEIRD_TEXT,
+        JUNK_OBJECTS,
+        st.just("%Y" * 40),
+    ),
+    tenths=3,
+)
+PARTITIONED = mostly(st.just(True), st.one_of(st.just(False), JUNK_OBJECTS, st.just("yes")), tenths=9)

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from tessera.timetables import Calendar, Cron, Every
 from tessera.timetables._time.plan import Plan
 from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.instants import to_us
 
 from . import fuzz_inputs as inputs
 from ._time.counting import CountingCadence
@@ -191,3 +192,35 @@ def test_fixed(recipe, base, world):
 @given(recipe=inputs.backfill_recipes(5), base=BASES, world=inputs.worlds())
 def test_backfill(recipe, base, world):
     exercise(lambda: base(catch_up=recipe.build()), POLICY_FIELDS, world)
+
+
+PARTITION_FIELDS = {"partitioned", "key_format"}
+PARTITION_CASES = settings(FUZZ, max_examples=CASES // 5)
+
+
+@PARTITION_CASES
+@given(
+    partitioned=inputs.PARTITIONED,
+    key_format=inputs.KEY_FORMATS,
+    base=st.sampled_from(
+        [
+            lambda **kw: Every("1h", **kw),
+            lambda **kw: Calendar.hour(at="00:30", timezone="Europe/Amsterdam", **kw),
+            lambda **kw: Cron("30 2 * * *", timezone="Europe/Berlin", **kw),
+            lambda **kw: Cron("*/15 * * * *", timezone="Australia/Lord_Howe", dst="once", **kw),
+            lambda **kw: Cron("0 12 * * *", timezone="Pacific/Kwajalein", **kw),
+        ]
+    ),
+    world=inputs.worlds(),
+)
+def test_partitioned(partitioned, key_format, base, world):
+    """A key_format is taken only if the keys the scheduler writes read back as their periods."""
+
+    def build() -> TesseraTimetable:
+        timetable = base(partitioned=partitioned, key_format=key_format)
+        if timetable.partitioned:
+            date, key = timetable._partition_of(timetable._plan.cadence.following(to_us(world.now)))
+            assert timetable.resolve_partition_date(key) == date, (key_format, key)
+        return timetable
+
+    exercise(build, PARTITION_FIELDS, world)

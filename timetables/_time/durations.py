@@ -11,8 +11,9 @@ the schedules compute from the supported range of dates stays far inside what
 
 from __future__ import annotations
 
+import math
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from fractions import Fraction
 
 US_PER_MS = 1_000
@@ -73,17 +74,70 @@ def _parse_text(field: str, value: str) -> int:
     return us
 
 
+_ONE_US = timedelta(microseconds=1)
+_CALENDAR_UNITS = ("years", "months")
+
+
+def _exact_span(value: timedelta) -> int | None:
+    """The elapsed microseconds from ``value.start`` to ``value.end`` when both are aware datetimes (an interval)."""
+    start, end = getattr(value, "start", None), getattr(value, "end", None)
+    if not (isinstance(start, datetime) and isinstance(end, datetime) and start.tzinfo and end.tzinfo):
+        return None
+    # In UTC, so two readings of one zone subtract as elapsed time, not as wall-clock time.
+    utc_end, utc_start = end.astimezone(timezone.utc), start.astimezone(timezone.utc)
+    return abs(timedelta.__floordiv__(datetime.__sub__(utc_end, utc_start), _ONE_US))  # type: ignore[operator]
+
+
+def _subclass_us(field: str, value: timedelta, us: int) -> int:
+    """``us`` (what timedelta's own arithmetic reads from ``value``) if the subclass agrees with it.
+
+    Two disagreements are refused. One: the subclass's ``total_seconds()`` is not that value (its
+    arithmetic was redefined). Two: it carries calendar units (pendulum's ``Duration(months=1)``),
+    which its own library adds as calendar months and years (31 January + 1 month = 28 February)
+    while ``timedelta`` counts 30 or 365 days; an interval between two instants (a difference of
+    two pendulum datetimes) is exact elapsed time whatever months it spans, so it is taken.
+    """
+    try:
+        seconds = value.total_seconds()
+        units = {unit: getattr(value, unit, 0) for unit in _CALENDAR_UNITS}
+        span = _exact_span(value)
+    except Exception:  # a subclass's own code may raise anything; it is refused, never let through
+        raise ValueError(
+            f"{field}: {shown(value)} is a {type(value).__name__} whose value cannot be read; give a "
+            f"datetime.timedelta or a duration string such as '5m'"
+        ) from None
+    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or round(seconds * US_PER_SECOND) != us:
+        raise ValueError(
+            f"{field}: {shown(value)} is a {type(value).__name__} whose total_seconds() says {shown(seconds, 30)} "
+            f"while timedelta arithmetic reads {format_duration(us)}; give a datetime.timedelta or a duration "
+            f"string such as '5m'"
+        )
+    calendar = [unit for unit, count in units.items() if count]
+    if calendar and span != us:
+        raise ValueError(
+            f"{field}: {shown(value)} counts {' and '.join(calendar)}, which pendulum adds as calendar "
+            f"{' and '.join(calendar)} but a timedelta as 30 or 365 days; give days, hours, minutes or seconds "
+            f"(e.g. pendulum.duration(days=30)), or use Every.month(...) for calendar months"
+        )
+    return us
+
+
 def parse_duration(field: str, value: object, *, allow_zero: bool = False) -> int:
-    """Return ``value`` (a string such as ``"2m10s"`` or a ``timedelta``) in whole microseconds.
+    """Return ``value`` (a string such as ``"2m10s"`` or any ``timedelta``) in whole microseconds.
 
     Strings are ASCII digits, an optional decimal fraction and a lowercase unit, one or
-    more times. The result is at most :data:`MAX_DURATION`.
+    more times. A ``timedelta`` subclass (pendulum's ``Duration``, the difference of two
+    pendulum datetimes) is taken at its elapsed time, unless its own arithmetic disagrees
+    with timedelta's (see :func:`_subclass_us`). The result is at most :data:`MAX_DURATION`.
 
     :raises ValueError: naming ``field``, the value given and the accepted forms.
     :raises TypeError: when ``value`` is neither a string nor a ``timedelta``.
     """
     if isinstance(value, timedelta):
-        us = value // timedelta(microseconds=1)
+        # timedelta's own division, never the subclass's: pendulum's fails for a plain timedelta divisor.
+        us = timedelta.__floordiv__(value, _ONE_US)
+        if type(value) is not timedelta and MAX_DURATION >= us > 0:
+            us = _subclass_us(field, value, us)
     elif isinstance(value, str):
         us = _parse_text(field, value)
     else:

@@ -26,21 +26,26 @@ offset a fold and a smaller one a gap. Two rules use it:
   one at its first instance and a skipped one when its gap ends, several skipped
   readings of one gap collapsing into that instant. Unlike the calendar rule,
   this holds for a date a zone skipped whole too: a cron time is a reading, not a
-  calendar day.
+  calendar day. A partitioned ``"cronjob"`` cron steps as ``"cronjob-partitioned"``:
+  as ``"cronjob"``, except that a day whose every matching reading a gap skips runs
+  once when the gap ends (if that is still the same day), so each day the expression
+  matches has a partition; Airflow's ``CronPartitionTimetable`` keys that day too.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from .durations import US_PER_DAY, US_PER_MINUTE, shown
 from .epoch import EPOCH_ORDINAL, LOCAL_EPOCH, UTC_EPOCH
 
-DstPolicy = Literal["cronjob", "once"]
+DstPolicy = Literal["cronjob", "once", "cronjob-partitioned"]
 DST_POLICIES: tuple[str, ...] = ("cronjob", "once")
+"""The policies a user chooses from; a partitioned ``"cronjob"`` cron steps as ``"cronjob-partitioned"``."""
 # 'localtime' is the host's zone (every scheduler must compute the same instants); 'Factory' is no place.
 _REFUSED_KEYS = frozenset({"localtime", "Factory"})
 _ONE_US = timedelta(microseconds=1)
@@ -50,8 +55,22 @@ def _us(delta: timedelta) -> int:
     return delta // _ONE_US
 
 
+MAX_ZONE_NAME = 64
+"""Longer than any IANA name; a longer text is refused before it reaches the file system."""
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    # Read once per process (tens of milliseconds): the tz database's names, as zoneinfo lists them.
+    # zoneinfo alone would also load files that are no zone name: 'posixrules', 'posix/UTC', 'right/UTC'.
+    return frozenset(available_timezones()) - _REFUSED_KEYS
+
+
 def load_zone(field: str, value: object) -> ZoneInfo:
-    """The ``ZoneInfo`` for an IANA name (or a ``ZoneInfo`` with a key), refusing anything else.
+    """The ``ZoneInfo`` for an IANA name (or a ``ZoneInfo`` with a key): the one zone rule of tessera.
+
+    A name is accepted when it is a key of ``zoneinfo.available_timezones()`` other than
+    ``'localtime'`` and ``'Factory'``, at most :data:`MAX_ZONE_NAME` characters.
 
     :raises ValueError: naming ``field`` and the value when the name is unknown or machine-dependent.
     :raises TypeError: when ``value`` is neither a string nor a ``ZoneInfo``.
@@ -62,7 +81,7 @@ def load_zone(field: str, value: object) -> ZoneInfo:
         kind = "a tzinfo without an IANA key" if isinstance(value, tzinfo) else f"a {type(value).__name__}"
         raise TypeError(f"{field}: {shown(value)} is {kind}; give an IANA timezone name such as 'Europe/Amsterdam'")
     try:
-        if value in _REFUSED_KEYS:
+        if len(value) > MAX_ZONE_NAME or value not in _zone_names():
             raise ZoneInfoNotFoundError(value)
         return ZoneInfo(value)
     except (ZoneInfoNotFoundError, ValueError, OSError):
@@ -76,7 +95,7 @@ def load_zone(field: str, value: object) -> ZoneInfo:
 def check_dst_policy(value: object) -> DstPolicy:
     if value not in DST_POLICIES:
         raise ValueError(
-            f"dst: {value!r} is not a DST policy; use 'cronjob' (a repeated time fires twice, a "
+            f"dst: {shown(value)} is not a DST policy; use 'cronjob' (a repeated time fires twice, a "
             f"skipped one never) or 'once' (each wall-clock time fires exactly once)"
         )
     return value  # type: ignore[return-value]
@@ -151,6 +170,7 @@ class DstClock:
         midnight = day * US_PER_DAY
         found: list[int] = []
         irregular = False
+        skipped: tuple[int, int] | None = None  # the bounds of the first gap a reading fell into
         for minute in minutes:
             hour, minute_of_hour = divmod(minute, 60)
             before, after = _offsets(zone, datetime(year, month, dom, hour, minute_of_hour))
@@ -161,10 +181,16 @@ class DstClock:
             irregular = True
             if before > after:  # a fold: the reading happens at two instants
                 found.append(reading - before)
-                if self.policy == "cronjob":
+                if self.policy != "once":
                     found.append(reading - after)
             elif self.policy == "once":  # a gap: the reading never happens
                 found.append(_gap_end(zone, reading - after, reading - before))
+            elif skipped is None:
+                skipped = (reading - after, reading - before)
+        if not found and skipped is not None and self.policy == "cronjob-partitioned":
+            # Every time of this day fell into the gap: run once where it ends, if that is still this day.
+            end = _gap_end(zone, *skipped)
+            return [end] if (end + _offset_at(zone, end)) // US_PER_DAY == day else []
         # Inside a fold the instants of later readings can precede those of earlier ones,
         # and under "once" several skipped readings share the instant that ends their gap.
         return sorted(set(found)) if irregular else found

@@ -24,6 +24,7 @@ from tessera.timetables import Cron, Every
 CLICKS_A = Asset(uri="file://e2e/clicks_a", name="clicks_a")
 CLICKS_B = Asset(uri="file://e2e/clicks_b", name="clicks_b")
 CLICKS_AMS = Asset(uri="file://e2e/clicks_ams", name="clicks_ams")
+CLICKS_BERLIN = Asset(uri="file://e2e/clicks_berlin", name="clicks_berlin")
 START = datetime.datetime(2025, 10, 1, tzinfo=datetime.timezone.utc)
 END = datetime.datetime(2025, 10, 2, tzinfo=datetime.timezone.utc)
 
@@ -31,6 +32,8 @@ for dag_id, timetable, asset in (
     ("part_a", Every("1h", delay="5m", partitioned=True), CLICKS_A),
     ("part_b", Cron("0 * * * *", partitioned=True), CLICKS_B),
     ("part_ams", Cron("0 * * * *", timezone="Europe/Amsterdam", partitioned=True), CLICKS_AMS),
+    # Daily at a time Berlin's fall-back repeats and its spring-forward skips.
+    ("part_berlin", Cron("30 2 * * *", timezone="Europe/Berlin", partitioned=True), CLICKS_BERLIN),
 ):
     with DAG(dag_id, schedule=timetable, start_date=START, end_date=END, is_paused_upon_creation=False):
 
@@ -83,3 +86,15 @@ with DAG(
         """One run per Amsterdam day, 23, 24 or 25 hourly keys."""
 
     rollup_ams()
+
+with DAG(
+    "part_berlin_consumer",
+    schedule=PartitionedAssetTimetable(assets=CLICKS_BERLIN),
+    is_paused_upon_creation=False,
+):
+
+    @task(task_id="consume")
+    def consume() -> None:
+        """One run per Berlin key: two on the fall-back day, never one for both."""
+
+    consume()

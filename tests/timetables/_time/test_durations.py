@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pendulum
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -101,3 +102,73 @@ def test_format_then_parse_round_trips(us):
 )
 def test_format_duration_reads_like_input(us, text):
     assert format_duration(us) == text
+
+
+# -- timedelta subclasses: pendulum's Duration and Interval are what Airflow users hold -----------------------
+def _berlin(*args: int) -> pendulum.DateTime:
+    return pendulum.datetime(*args, tz="Europe/Berlin")
+
+
+@pytest.mark.parametrize(
+    ("value", "us"),
+    [
+        pytest.param(pendulum.duration(minutes=5), 300_000_000, id="duration-minutes"),
+        pytest.param(pendulum.duration(weeks=1, hours=2), (7 * 24 + 2) * 3_600_000_000, id="duration-weeks"),
+        pytest.param(pendulum.duration(seconds=1.5), 1_500_000, id="duration-fraction"),
+        pytest.param(pendulum.duration(days=366), 366 * 86_400_000_000, id="duration-the-maximum"),
+        pytest.param(_berlin(2026, 1, 1, 0, 5) - _berlin(2026, 1, 1), 300_000_000, id="difference-of-datetimes"),
+        # Across the spring-forward night the wall clock moves 5 hours, elapsed time 4: a duration is elapsed time.
+        pytest.param(_berlin(2026, 3, 29, 5) - _berlin(2026, 3, 29), 4 * 3_600_000_000, id="difference-across-dst"),
+        # An interval of months is the exact elapsed time between its two instants (59 days here).
+        pytest.param(_berlin(2026, 3, 1) - _berlin(2026, 1, 1), 59 * 86_400_000_000, id="difference-of-months"),
+        pytest.param(pendulum.datetime(2026, 1, 1).diff(pendulum.datetime(2026, 1, 2)), 86_400_000_000, id="diff"),
+    ],
+)
+def test_pendulum_durations_are_their_elapsed_time(value, us):
+    assert parse_duration("every", value) == us
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        pytest.param(pendulum.duration(months=1), "months", id="calendar-months"),
+        pytest.param(pendulum.duration(years=1), "years", id="calendar-years"),
+        pytest.param(pendulum.duration(months=1, days=-30, minutes=5), "months", id="months-cancelled-by-days"),
+    ],
+)
+def test_a_duration_in_calendar_units_is_refused_naming_the_unit_and_fix(value, fragment):
+    # pendulum adds these as calendar units (Jan 31 + 1 month = Feb 28), timedelta as 30 or 365 days.
+    with pytest.raises(ValueError) as err:
+        parse_duration("every", value)
+    message = str(err.value)
+    assert message.startswith(f"every: {value!r}"[:40]), message
+    assert f"counts {fragment}, which pendulum adds as calendar {fragment}" in message, message
+    assert "Every.month" in message, message
+
+
+class _Lying(timedelta):
+    """A subclass whose own arithmetic disagrees with the value timedelta's arithmetic reads."""
+
+    def total_seconds(self) -> float:
+        return 5.0
+
+
+class _Broken(timedelta):
+    @property
+    def months(self) -> int:
+        raise RuntimeError("no")
+
+
+def test_a_subclass_whose_arithmetic_disagrees_with_timedelta_is_refused():
+    with pytest.raises(ValueError) as err:
+        parse_duration("delay", _Lying(minutes=5))
+    message = str(err.value)
+    assert message.startswith("delay: _Lying(seconds=300)"), message
+    assert "total_seconds() says 5.0" in message and "datetime.timedelta(minutes=5)" not in message, message
+    with pytest.raises(ValueError, match=r"^delay: _Broken\(seconds=300\) .*cannot be read"):
+        parse_duration("delay", _Broken(minutes=5))
+
+
+def test_a_negative_pendulum_difference_is_refused_as_negative():
+    with pytest.raises(ValueError, match="must be more than zero"):
+        parse_duration("every", _berlin(2026, 1, 1) - _berlin(2026, 1, 1, 0, 5))
