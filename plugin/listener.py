@@ -9,7 +9,9 @@ Each hook runs the feature steps that react to a dag run's state, in this order:
 * ``on_dag_run_success`` / ``on_dag_run_failed``: the fan-in fire record, then the wave gate;
 * ``on_starting`` / ``before_stopping`` (an Airflow job, e.g. the scheduler, starts or stops):
   the cursor functions' health gauges (:mod:`tessera.operators.functions.health`), which
-  run only in a scheduler.
+  run only in a scheduler;
+* ``on_task_instance_success`` (in the worker, once the task's success is stored): a clean
+  cursor fire's health gauge point, 0.
 
 The logic lives in each feature's module; this one only orders the steps and isolates
 them: a step that raises is logged and the next one still runs, because one feature's bug
@@ -118,3 +120,13 @@ def before_stopping(component: Any) -> None:
         job_stopping(component)
     except Exception:
         log.exception("tessera: the health gauges did not stop cleanly")
+
+
+@hookimpl
+def on_task_instance_success(previous_state: Any, task_instance: Any) -> None:
+    try:
+        from tessera.operators.functions.health import clean_fire_stored
+
+        clean_fire_stored(task_instance)
+    except Exception:
+        log.exception("tessera: the health gauge of a clean fire was not sent")
