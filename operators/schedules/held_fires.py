@@ -65,6 +65,8 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
     """
     if dag_run.run_type != DagRunType.SCHEDULED or dag_run.data_interval_end is None:
         return None
+    if dag_run.clear_number:
+        return None  # a later attempt (a retry, a clear): its first start said it already
     record = record_of_run(dag_run, session)
     dag = dag_of(dag_run, session)
     policy = policy_of(getattr(dag, "timetable", None))
