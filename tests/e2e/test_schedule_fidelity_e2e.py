@@ -296,13 +296,13 @@ def test_catchup_replays_exactly_the_inactive_period_and_catchup_false_none_of_i
 
     # Switched off and on again: exactly the fires of that pause are replayed.
     paused_at = _set_paused(home, "fid_catchup_true", True)
-    time.sleep(35)
+    time.sleep(50)
     resumed = _set_paused(home, "fid_catchup_true", False)
     # The audit log stamps a change when the request arrives; on SQLite it may commit seconds later, and a
     # fire due in between still ran as usual: only the fires of the logged span that did not run are owed.
     ran = {run["occurrence"] for run in _runs(home, "fid_catchup_true") if run["created"] < resumed}
     replay = [moment for moment in _due_between(paused_at, resumed) if moment not in ran]
-    assert len(replay) >= 2
+    assert replay, "some fire came due while paused"
 
     def replayed() -> list[dict] | None:
         done = [r for r in _runs(home, "fid_catchup_true") if r["state"] == "success" and r["created"] >= resumed]
