@@ -1,17 +1,18 @@
 """Declared schedules kept in ``schedules.sql`` and applied to pipelines by name.
 
 Each DAG takes its schedule's whole policy with ``**SCHEDULES.dag_kwargs(name)``:
-``daily_etl`` retries three times five minutes apart with an hour per attempt;
+``daily_etl`` retries a failed run three times, five minutes apart, each attempt of
+the whole run allowed an hour;
 ``hourly_sync`` never overlaps itself, goes first when slots are short and alerts
 by email and webhook on failure; ``distributed_refresh`` runs one copy on every
 node of the deployment (``[tessera] nodes``; a deployment without it is one node);
 ``weekly_archive`` is created switched off and, once switched on, runs every
-Sunday it missed, oldest first, one at a time.
+Sunday that passed while it was off, oldest first, one at a time (no start date
+needed).
 """
 
 from __future__ import annotations
 
-import datetime
 from pathlib import Path
 
 from airflow.sdk import DAG, task
@@ -20,18 +21,10 @@ from tessera.operators.schedules.schedule_set import load_schedules
 
 SCHEDULES = load_schedules(Path(__file__).with_name("schedules.sql"))
 
-# weekly_archive catches up from here once switched on: every missed Sunday since this date.
-ARCHIVE_START = datetime.datetime(2026, 10, 4, tzinfo=datetime.timezone.utc)
-
-for name, start in (
-    ("daily_etl", None),
-    ("hourly_sync", None),
-    ("distributed_refresh", None),
-    ("weekly_archive", ARCHIVE_START),
-):
+for name in ("daily_etl", "hourly_sync", "distributed_refresh", "weekly_archive"):
     with DAG(
         dag_id=f"tessera_declared_{name}",
-        start_date=start,
+        start_date=None,
         doc_md=__doc__,
         **SCHEDULES.dag_kwargs(name, tags=["tessera", "declared"]),
     ) as dag:

@@ -3,8 +3,13 @@
 A failed run is neither abandoned nor retried at once. Each consecutive
 failure doubles the wait, and the wait never exceeds one period of the DAG's
 own cadence, so a permanently broken daily DAG settles into about one retry a
-day instead of hammering its source. A success ends the run; the next run
-starts again at 5 minutes. Pausing the DAG is how to stop the retries.
+day instead of hammering its source. The failures are counted across runs: a
+run that starts after failed ones (they ran out of explicit ``retries``, or a
+person failed them) goes on doubling from their count, and only a success
+starts again at 5 minutes. The retries never stop on their own: by default a
+task retries for as long as the schedule is active (:data:`RETRIES_FOREVER`),
+and pausing the DAG is how to stop them (Airflow schedules no retry of a
+paused DAG's task; unpausing resumes them).
 
 Use it as the DAG's task defaults, with one active run at a time so the
 retrying run holds the schedule's slot (the next scheduled run starts once it
@@ -29,8 +34,12 @@ from .excerpt import excerpt
 FIRST_DELAY = timedelta(minutes=5)
 """The longest period or first wait, as for every duration."""
 MAX_RETRIES = 1000
-RETRIES_AT_CAP = 30
-"""Retries left once the wait has reached one period: a month of daily retries, then the run fails."""
+"""The most retries ``backoff(retries=...)`` takes when a run should give up."""
+RETRIES_FOREVER = 1_000_000_000
+"""The default: one retry a period for longer than any deployment lives, so only pausing stops them.
+Below 2**31 with room to spare: Airflow adds the retries to the try number on a clear."""
+MAX_RUNS_READ = 64
+"""Earlier runs read back at most, per failure, to continue their count (the wait reaches its cap sooner)."""
 
 
 class CadenceBackoff(RetryPolicy):
@@ -38,8 +47,10 @@ class CadenceBackoff(RetryPolicy):
 
     It runs in the worker, where Airflow asks it how long to wait after each
     failure; the delay it returns replaces Airflow's own jittered exponential
-    backoff, so the waits are exact. Failures count from the task's first try,
-    or from its last clear (a clear starts the doubling again, as a success does).
+    backoff, so the waits are exact. Failures count from the last success of the
+    task: its tries in this run, plus those of the earlier runs that failed since
+    (read through the Execution API, only as far back as the cap needs). A clear
+    starts the doubling again, as a success does.
 
     :param first: the wait after the first failure.
     :param cap: the longest wait: one period of the cadence.
@@ -61,9 +72,39 @@ class CadenceBackoff(RetryPolicy):
 
     def evaluate(self, exception: BaseException, try_number: int, max_tries: int, context: Any = None) -> RetryDecision:
         # On a clear Airflow sets max_tries = try_number + retries, so this counts from the clear.
-        failure = max(1, try_number - max(0, max_tries - self.retries))
+        cleared_at = max(0, max_tries - self.retries)
+        failure = max(1, try_number - cleared_at)
+        earlier = 0 if cleared_at else self.failures_before(context, enough=self.doublings_to_cap() - failure)
+        failure += earlier
         wait = self.delay(failure)
-        return RetryDecision.retry(wait, reason=f"backoff after failure {failure}: retry in {_text(wait)}")
+        before = f", {earlier} of them in earlier runs" if earlier else ""
+        return RetryDecision.retry(wait, reason=f"backoff after failure {failure}{before}: retry in {_text(wait)}")
+
+    def doublings_to_cap(self) -> int:
+        """The consecutive failures after which every wait is the cap."""
+        return (_us(self.cap) // max(1, _us(self.first))).bit_length() + 1
+
+    @staticmethod
+    def failures_before(context: Any, *, enough: int) -> int:
+        """Failed tries of this task in the runs just before this one, back to its last success.
+
+        Reads at most :data:`MAX_RUNS_READ` earlier task instances, and stops once ``enough``
+        failures are found (the wait is at its cap by then); 0 without a task instance to ask.
+        """
+        ti = None if context is None else context.get("ti")
+        if ti is None or not callable(getattr(ti, "get_previous_ti", None)) or enough <= 0:
+            return 0
+        found, logical_date = 0, None
+        for _ in range(MAX_RUNS_READ):
+            previous = ti.get_previous_ti(logical_date=logical_date) if logical_date else ti.get_previous_ti()
+            if previous is None or previous.state == "success":
+                break
+            if previous.state == "failed":
+                found += previous.try_number
+            if found >= enough or previous.logical_date is None:
+                break
+            logical_date = previous.logical_date
+        return found
 
     def serialize(self) -> dict[str, Any]:
         return {
@@ -122,8 +163,9 @@ def backoff(schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: 
     :param schedule: the DAG's calendar cadence (its ``period`` is the cap), or the period itself
         as a duration of at most 366 days (``"1d"``, ``timedelta(hours=6)``).
     :param first: the wait after the first failure, at most 366 days.
-    :param retries: how many retries a run gets (0 to 1000); by default enough to reach the cap and then
-        retry once a period ``RETRIES_AT_CAP`` more times.
+    :param retries: how many retries a run gets before it fails (0 to 1000; the next run goes on
+        doubling from its failures); by default :data:`RETRIES_FOREVER`: the retries never stop
+        while the DAG is active, and pausing it stops them.
     :returns: ``retries``, ``retry_delay``, ``retry_exponential_backoff`` and ``max_retry_delay``
         (Airflow's own doubling, jittered, capped: used when a task dies without reporting its
         failure) and a ``retry_policy`` that makes the waits exact.
@@ -132,10 +174,7 @@ def backoff(schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: 
     # The cap wins over the first wait too: a 1-minute cadence retries every minute.
     first_delay = min(_bounded("first", first), cap)
     if retries is None:
-        below_cap = 0  # failures whose wait is still below the cap: 5m, 10m, ... < period
-        while _us(first_delay) << below_cap < _us(cap):
-            below_cap += 1
-        retries = below_cap + RETRIES_AT_CAP
+        retries = RETRIES_FOREVER
     elif isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
         raise ValueError(f"retries: {excerpt(retries)} must be a whole number from 0 to {MAX_RETRIES}, e.g. 10")
     return {
@@ -147,4 +186,4 @@ def backoff(schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: 
     }
 
 
-__all__ = ["FIRST_DELAY", "RETRIES_AT_CAP", "CadenceBackoff", "backoff"]
+__all__ = ["FIRST_DELAY", "RETRIES_FOREVER", "CadenceBackoff", "backoff"]

@@ -2,14 +2,25 @@
 
 Each hook runs the feature steps that react to a dag run's state, in this order:
 
-* ``on_dag_run_running``: cursor-function admission (may skip this tick's cursor tasks,
+* ``on_dag_run_running``: a retried attempt's ``run_after`` put back
+  (:mod:`tessera.operators.schedules.run_retries`), then cursor-function admission (may skip this tick's cursor tasks,
   :mod:`tessera.operators.functions.admission`), then AFTER fan-in's release note
   (:mod:`tessera.operators.fan_in.release`), then the wave gate
-  (:mod:`tessera.operators.schedules.waves`);
-* ``on_dag_run_success`` / ``on_dag_run_failed``: the fan-in fire record, then the wave gate;
+  (:mod:`tessera.operators.schedules.waves`), then the note on the fires a declared schedule
+  queued, replayed or dropped before this run (:mod:`tessera.operators.schedules.held_fires`);
+* ``on_dag_run_failed``: first a declared schedule's run retry
+  (:mod:`tessera.operators.schedules.run_retries`): a run queued for its next attempt is not
+  finished, so nothing else reacts to it; otherwise, as ``on_dag_run_success``:
+* ``on_dag_run_success``: the fan-in fire record, then the wave gate;
 * ``on_starting`` / ``before_stopping`` (an Airflow job, e.g. the scheduler, starts or stops):
   the cursor functions' health gauges (:mod:`tessera.operators.functions.health`), which
-  run only in a scheduler.
+  run only in a scheduler;
+* ``on_task_instance_success`` (in the worker, once the task's success is stored): a clean
+  cursor fire's health gauge point, 0.
+
+Importing this module (Airflow does, when it loads the plugin's listeners in the scheduler) also
+registers the reader of a declared schedule's run history that the timetables ask when the
+scheduler creates a run (:mod:`tessera.operators.schedules.activity`).
 
 The logic lives in each feature's module; this one only orders the steps and isolates
 them: a step that raises is logged and the next one still runs, because one feature's bug
@@ -36,6 +47,16 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 log = logging.getLogger(__name__)
+
+
+def _register_activity_reader() -> None:
+    from tessera.operators.schedules.activity import activity_of
+    from tessera.timetables.run_policy import register_activity_reader
+
+    register_activity_reader(activity_of)
+
+
+_register_activity_reader()
 
 Step = Callable[["DagRun", "Session"], Any]
 
@@ -75,11 +96,15 @@ def _run(step: Step, dag_run: DagRun, *, own_session: bool = True) -> None:
 def on_dag_run_running(dag_run: DagRun, msg: str) -> None:
     from tessera.operators.fan_in.release import run_started
     from tessera.operators.functions.admission import admit
+    from tessera.operators.schedules.held_fires import fires_before
+    from tessera.operators.schedules.run_retries import attempt_started
     from tessera.operators.schedules.waves import wave_started
 
+    _run(attempt_started, dag_run)
     _run(admit, dag_run, own_session=False)
     _run(run_started, dag_run)
     _run(wave_started, dag_run)
+    _run(fires_before, dag_run)
 
 
 def _finished(dag_run: DagRun) -> None:
@@ -97,7 +122,16 @@ def on_dag_run_success(dag_run: DagRun, msg: str) -> None:
 
 @hookimpl
 def on_dag_run_failed(dag_run: DagRun, msg: str) -> None:
-    _finished(dag_run)
+    from tessera.operators.schedules.run_retries import retry_failed_run
+
+    retried: list[bool] = []
+
+    def run_retry(run: DagRun, session: Session) -> None:
+        retried.append(retry_failed_run(run, session, msg))
+
+    _run(run_retry, dag_run)
+    if not any(retried):
+        _finished(dag_run)
 
 
 @hookimpl
@@ -118,3 +152,13 @@ def before_stopping(component: Any) -> None:
         job_stopping(component)
     except Exception:
         log.exception("tessera: the health gauges did not stop cleanly")
+
+
+@hookimpl
+def on_task_instance_success(previous_state: Any, task_instance: Any) -> None:
+    try:
+        from tessera.operators.functions.health import clean_fire_stored
+
+        clean_fire_stored(task_instance)
+    except Exception:
+        log.exception("tessera: the health gauge of a clean fire was not sent")

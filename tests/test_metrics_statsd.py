@@ -211,6 +211,43 @@ def test_the_scheduler_emits_the_health_gauge_every_heartbeat_while_the_function
     assert all(g.kind == "g" for g in statsd.named(gauge))
 
 
+def test_the_scheduler_never_reads_a_stale_success_after_the_workers_clean_point(
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's 0 arrives only once the success is stored: a scheduler reading right after it is fresh.
+
+    The fire runs in its own process, as a worker; the moment its clean point arrives, this test
+    reads the last successes exactly as the scheduler's gauges thread does. Before the fix the
+    worker sent 0 from inside the fire, and that reading still saw the previous success, 100 s old.
+    """
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.utils.session import create_session
+    from sqlalchemy import update
+
+    from tessera.operators.functions.health import last_successes
+
+    _use_metrics(monkeypatch, statsd_on=True)
+    dag_id = "metrics_no_stale_point"
+    first = cursor_dags.fire(cursor_dags.add(dag_id))
+    long_ago = first.end_date - datetime.timedelta(seconds=100)
+    with create_session() as session:  # the previous clean success ended 100 s before this one
+        session.execute(update(TaskInstance).where(TaskInstance.id == first.id).values(end_date=long_ago))
+    statsd.drain()
+    statsd.received.clear()
+
+    gauge = f"airflow.{SINCE}.{dag_id}.fn"
+    process = cursor_dags.start_fire(dag_id)
+    try:
+        statsd.until(lambda grams: any(g.name == gauge for g in grams), timeout=120)
+        with create_session() as session:
+            newest = last_successes(session)[(dag_id, "fn")]
+    finally:
+        process.wait(timeout=120)
+    assert [float(g.value) for g in statsd.named(gauge)] == [0.0]
+    read_then = (datetime.datetime.now(datetime.timezone.utc) - newest).total_seconds()
+    assert newest > long_ago and read_then < 60, f"the scheduler would have sent a stale {read_then:.1f} s"
+
+
 def test_the_health_gauges_never_run_in_a_job_that_is_not_a_scheduler(
     cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,11 +19,11 @@ from airflow.exceptions import AirflowTimetableInvalid
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
 from ._time.cadence import Cadence
-from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
 from ._time.durations import format_duration, parse_duration
 from ._time.phase import default_spread_bound
 from ._time.plan import Plan
 from .instants import from_us, to_us
+from .owed_runs import owed_run
 from .partition_plan import PartitionPlan
 from .policies import (
     CatchUp,
@@ -36,6 +36,7 @@ from .policies import (
     phase_from_dict,
 )
 from .public_plan import PublicPlan
+from .run_policy import RunPolicy
 from .run_record import RecordsRuns
 
 Duration = str | datetime.timedelta
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from pendulum import DateTime
 
 log = logging.getLogger(__name__)
+
 
 class TesseraTimetable(PublicPlan, PartitionPlan, RecordsRuns, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
@@ -73,6 +75,8 @@ class TesseraTimetable(PublicPlan, PartitionPlan, RecordsRuns, Timetable):
     """The DAG's ``end_date``, recorded by the dag policy."""
     _starting_deadline_us: int | None = None
     """Skip an occurrence whose run has been due longer than this (a subclass sets it; None: never)."""
+    _run_policy: RunPolicy | None = None
+    """A declared schedule's overlap and inactive-period policy (None: the plain catch-up decides)."""
 
     # -- what a subclass provides -------------------------------------------------------------
 
@@ -200,6 +204,8 @@ class TesseraTimetable(PublicPlan, PartitionPlan, RecordsRuns, Timetable):
             "dag_catchup": self._dag_catchup,
             "dag_end_us": self._dag_end_us,
         }
+        if self._run_policy is not None:  # an added key: older serialized DAGs load without it
+            data["run_policy"] = self._run_policy.to_dict()
         data.update(self._partition_spec())
         return data
 
@@ -220,6 +226,7 @@ class TesseraTimetable(PublicPlan, PartitionPlan, RecordsRuns, Timetable):
     def _restore_binding(self, data: dict[str, Any]) -> TesseraTimetable:
         self._dag_catchup = data.get("dag_catchup")
         self._dag_end_us = data.get("dag_end_us")
+        self._run_policy = RunPolicy.from_dict(data.get("run_policy"))
         return self
 
     def validate(self) -> None:
@@ -255,41 +262,24 @@ class TesseraTimetable(PublicPlan, PartitionPlan, RecordsRuns, Timetable):
         return self.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
 
     def next_run_info_from_dag_model(self, *, dag_model: DagModel) -> DagRunInfo | None:
-        """The run the scheduler is about to create, re-checked against the catch-up policy.
+        """The run the scheduler is about to create, re-checked against what is owed now.
 
-        The next run is stored in the metadata DB when the previous one is created. After
-        downtime that stored run is stale: creating it would run an occurrence the
-        catch-up policy skips. So when the DAG does not catch up, the stored occurrence
-        is moved forward to the oldest one the policy still owes, and past any whose run
-        has been due longer than the starting deadline (possibly to the next, not yet due,
-        occurrence: Airflow queues that run and starts it at its ``run_after``).
+        The stored next run can be stale by the time it is created (downtime, a pause, a run
+        that held the slot); when the DAG does not catch up, :func:`~.owed_runs.owed_run`
+        replaces it with the run the catch-up or the declared schedule's run policy owes.
         """
         stored = super().next_run_info_from_dag_model(dag_model=dag_model)
         if stored is None or stored.data_interval is None or self._dag_catchup is not False:
             return stored
-        occurrence = self._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
-        plan = self._plan.anchored_at(occurrence)  # a plan from the last run steps from the stored one
-        cadence, phase, now = plan.cadence, plan.phase, to_us(utcnow())
-        newest_due = cadence.at_or_before(now - phase)
-        # Walk back from the newest due occurrence, stopping at the stored one: a schedule that
-        # keeps up costs a constant number of steps, one back from downtime at most the limit.
-        owed = step_back_to(cadence, newest_due, self._catch_up.backlog - 1, occurrence)
-        deadline = self._starting_deadline_us
-        if deadline is not None:
-            resumed = within_deadline(cadence, owed, now=now, phase=phase, deadline=deadline)
-            if resumed != owed:
-                log.info(
-                    "%s: skipped the occurrences from %s up to %s (due longer ago than the %s deadline)",
-                    MISSED_DEADLINE,
-                    from_us(owed),
-                    from_us(resumed),
-                    format_duration(deadline),
-                )
-            owed = resumed
-        last_allowed = plan.period_bounds(None, self._dag_end_us)[1]
-        if owed == occurrence or (last_allowed is not None and owed > last_allowed):
-            return stored
-        return self._info(plan.run(owed))
+        return owed_run(self, dag_model, stored, to_us(utcnow()))
+
+    def with_run_policy(self, policy: RunPolicy) -> TesseraTimetable:
+        """A copy that applies a declared schedule's run policy (overlap, inactive periods) when runs are created."""
+        if not isinstance(policy, RunPolicy):
+            raise TypeError(f"policy: {policy!r} is not a RunPolicy")
+        copied = copy.copy(self)
+        copied._run_policy = policy
+        return copied
 
     def infer_manual_data_interval(self, *, run_after: DateTime) -> DataInterval:
         """A manual run evaluates the window of the newest occurrence at or before the trigger."""

@@ -100,12 +100,13 @@ class Latest:
 
 @dataclass(frozen=True)
 class Backfill:
-    """After downtime, run the ``limit`` newest due occurrences, oldest first, each against its own window.
+    """After downtime, also run the ``limit`` most recent missed occurrences, oldest first, each against its own window.
 
-    ``limit`` counts every run the catch-up makes, the newest included, so
-    ``Backfill(limit=1)`` behaves as ``Latest()``; older missed occurrences are skipped.
-    It is 1 to 1000: the scheduler steps back at most that many occurrences after
-    downtime. Older gaps are what ``airflow backfill create`` is for.
+    The newest due occurrence always runs (as with ``Latest()``); ``limit`` counts the
+    missed ones before it that run too, so ``Backfill(limit=12)`` after a long gap makes
+    13 runs: the 12 most recent missed windows and the current one. Older missed
+    occurrences are skipped. It is 1 to 1000: the scheduler steps back at most that many
+    occurrences after downtime. Older gaps are what ``airflow backfill create`` is for.
     """
 
     limit: int
@@ -126,7 +127,8 @@ class Backfill:
 
     @property
     def backlog(self) -> int:
-        return self.limit
+        """Due occurrences a catch-up runs: the newest one plus the ``limit`` missed before it."""
+        return self.limit + 1
 
     def describe(self) -> str:
         return f"backfill {self.limit}"

@@ -19,6 +19,15 @@ A clean success is a cursor task instance in state ``success`` with no fire reco
 (a failed fire and a dry run both leave one, see
 :mod:`~tessera.operators.functions.record`). The query reads the successful cursor
 task instances the metadata DB still holds (``airflow db clean`` bounds them).
+
+Two writers, one fact. The gauge has two writers: the scheduler's thread and the worker
+that ran the fire. They must agree on when the last clean success was, or a backend sees
+the worker's 0 followed by a stale value from the scheduler (0.0, then 100.48 s). So the
+worker sends its 0 only once the success is stored: from the task-instance listener
+(:func:`clean_fire_stored`), which Airflow calls after the task's success has been reported
+to the API server and committed, never from inside the fire. Every scheduler reading that
+starts after the worker's point sees the same success; the fire itself sends no clean-success
+point (a failed fire's point is computed from the same stored successes, so it agrees too).
 """
 
 from __future__ import annotations
@@ -133,3 +142,22 @@ def job_stopping(component: Any) -> None:
     for gauges in [g for g in _running if g.job is component]:
         gauges.stop()
         _running.remove(gauges)
+
+
+def clean_fire_stored(task_instance: Any) -> bool:
+    """Worker side, after a task's success is stored: send 0 for a clean fire; whether it sent one.
+
+    Called by the ``on_task_instance_success`` listener. Only a cursor function's task in a
+    worker (a Task SDK task instance, whose ``end_date`` is the stored one) that left no fire
+    record (a dry run leaves one) is a clean fire.
+    """
+    from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
+
+    if not isinstance(task_instance, RuntimeTaskInstance):
+        return False  # a user marking a task success in the UI: the scheduler's next reading has it
+    if task_instance.task.task_type != CURSOR_TASK_TYPE or task_instance.end_date is None:
+        return False
+    if task_instance.xcom_pull(task_ids=task_instance.task_id, key=RECORD_KEY) is not None:
+        return False
+    metrics.clean_success_stored(task_instance.dag_id, task_instance.task_id)
+    return True

@@ -70,6 +70,11 @@ def tick_skipped(dag_id: str, task_id: str, reason: str, *, in_task: bool, count
     _emit("task" if in_task else "core", SKIPS, dag_id, task_id, count, reason=reason)
 
 
+def clean_success_stored(dag_id: str, task_id: str) -> None:
+    """A clean fire's success was stored: the gauge is 0 (task code, after the state is reported)."""
+    _emit("task", SECONDS_SINCE_LAST_SUCCESS, dag_id, task_id, 0.0)
+
+
 def since_last_success(dag_id: str, task_id: str, seconds: float) -> None:
     """The scheduler's periodic health gauge (core processes' Stats)."""
     _emit("core", SECONDS_SINCE_LAST_SUCCESS, dag_id, task_id, seconds)

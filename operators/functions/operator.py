@@ -170,7 +170,9 @@ class CursorFunctionOperator(BaseOperator):
                 return
             if outcome is not Outcome.SUCCEEDED:
                 record(Phase.FINISHED, reason, message, outcome)
-            since = 0.0 if outcome is Outcome.SUCCEEDED else _seconds_since_last_success(ti)
+            # A clean fire's 0 is sent once its success is stored (health.clean_fire_stored), not here:
+            # sent now, a scheduler reading the database before the success lands would follow it stale.
+            since = None if outcome is Outcome.SUCCEEDED else _seconds_since_last_success(ti)
             duration = utcnow() - started
             metrics.fire_finished(
                 self.dag_id, self.task_id, outcome=outcome.value, duration=duration, since_success=since

@@ -92,3 +92,26 @@ def paused_at(changes: list[PauseChange], moments: list[datetime.datetime]) -> l
             index += 1
         answers.append(state)
     return answers
+
+
+def paused_spans(
+    session: Session, dag_id: str, *, since: datetime.datetime, until: datetime.datetime | None = None
+) -> list[tuple[datetime.datetime, datetime.datetime]]:
+    """The ``[paused, unpaused)`` spans of the DAG after ``since`` (clipped to it), each ended by an unpause.
+
+    A DAG whose first change after ``since`` is an unpause was paused at ``since`` (a schedule
+    declared inactive was paused from its creation). A pause with no unpause logged after it
+    (``until``, or the DAG is paused now, or the unpause was not logged) opens no span.
+    """
+    spans: list[tuple[datetime.datetime, datetime.datetime]] = []
+    changes = pause_changes(session, dag_id, since=since)
+    start = since if changes and not changes[0].paused else None
+    for change in changes:
+        if until is not None and change.at > until:
+            break
+        if change.paused and start is None:
+            start = change.at
+        elif not change.paused and start is not None:
+            spans.append((start, change.at))
+            start = None
+    return spans

@@ -7,15 +7,25 @@ cron + timezone          ``schedule=Cron(expression, timezone=...)`` (tessera ti
 interval_seconds n       ``schedule=Cron("@every <n>s")``: epoch-aligned, 1 <= n <= 366 days
 after [a, b, ...]        ``schedule=AssetAll(<asset of a>, <asset of b>, ...)``; the scheduler-side
                          listener emits a schedule's asset event when a fire completes
-retries                  task ``retries`` (``default_args``)
-retry_delay s            task ``retry_delay=timedelta(seconds=s)``
-timeout s                task ``execution_timeout=timedelta(seconds=s)``: per attempt
+retries n                retries of the whole run: a failed (or timed-out) run is cleared and
+                         queued again up to n times (:mod:`.run_retries`); tasks keep their own
+                         ``retries`` (default 0), which happen inside one attempt
+retry_delay s            the re-queued run's next attempt starts s seconds after the failure
+timeout s                DAG ``dagrun_timeout=timedelta(seconds=s)``: Airflow fails a run past it
+                         and stops its unfinished tasks; timed from each attempt's start, since a
+                         re-queued run starts anew, and a timed-out attempt is retried
 max_concurrent n         DAG ``max_active_runs=n``; 0 -> 2**31-1 (Airflow has no "unlimited": 0
                          would start nothing)
+overlap p                the timetable's run policy: a fire due while n runs are in flight is
+                         queued (buffer_one: created the moment a slot frees, before newer
+                         ones; buffer_all: all of them, in order) or dropped (skip), and the
+                         run's note, the audit log and a metric say which
 max_wave_concurrent n    a deferrable gate task in front of each pipeline (``ScheduleSet.apply``)
 priority p               task ``priority_weight=p`` with ``weight_rule="absolute"``
-catchup                  DAG ``catchup``; missed fires run oldest first, one at a time while
-                         max_concurrent is 1
+catchup                  the timetable's run policy (the DAG's own ``catchup`` stays False, so
+                         no start_date is needed): the fires that came due while the DAG was
+                         paused run after it is unpaused, oldest first, one at a time (true),
+                         or none of them (false); the pauses are read from Airflow's audit log
 target_nodes             one copy of the work per node, each on the node's queue
                          (``ScheduleSet.per_node``; see ``nodes.py``)
 notify / webhook         DAG ``on_failure_callback`` notifiers (and ``on_success_callback`` with
@@ -38,7 +48,7 @@ from .notify import notifiers
 from .schedule import Schedule
 
 UNLIMITED_RUNS = INT32_MAX
-_OWNED_DAG_ARGS = ("schedule", "catchup", "max_active_runs", "is_paused_upon_creation")
+_OWNED_DAG_ARGS = ("schedule", "catchup", "max_active_runs", "is_paused_upon_creation", "dagrun_timeout")
 
 
 def timetable_of(schedule: Schedule) -> Any:
@@ -49,21 +59,18 @@ def timetable_of(schedule: Schedule) -> Any:
         assets = [schedule_asset(parent) for parent in schedule.after]
         return assets[0] if len(assets) == 1 else AssetAll(*assets)
     from tessera.timetables import Cron
+    from tessera.timetables.run_policy import RunPolicy
 
     if schedule.interval_seconds is not None:
-        return Cron(f"@every {schedule.interval_seconds}s")
-    return Cron(schedule.cron, timezone=schedule.timezone or "UTC")
+        clock = Cron(f"@every {schedule.interval_seconds}s")
+    else:
+        clock = Cron(schedule.cron, timezone=schedule.timezone or "UTC")
+    return clock.with_run_policy(RunPolicy(overlap=schedule.overlap, replay_inactive=schedule.catchup))
 
 
 def task_defaults(schedule: Schedule) -> dict[str, Any]:
     """The ``default_args`` a schedule sets on every task of its pipelines."""
     defaults: dict[str, Any] = {}
-    if schedule.retries is not None:
-        defaults["retries"] = schedule.retries
-    if schedule.retry_delay is not None:
-        defaults["retry_delay"] = datetime.timedelta(seconds=schedule.retry_delay)
-    if schedule.timeout is not None:
-        defaults["execution_timeout"] = datetime.timedelta(seconds=schedule.timeout)
     if schedule.priority is not None:
         defaults["priority_weight"] = schedule.priority
         defaults["weight_rule"] = "absolute"
@@ -77,6 +84,8 @@ def policy_record(schedule: Schedule) -> dict[str, Any]:
         "after": list(schedule.after or ()),
         "parent_freshness_hours": schedule.freshness_hours,
         "max_wave_concurrent": schedule.max_wave_concurrent,
+        "retries": schedule.retries or 0,
+        "retry_delay": schedule.retry_delay or 0,
         **({"align_window": True} if schedule.align_window else {}),
     }
 
@@ -86,8 +95,8 @@ def dag_kwargs(schedule: Schedule, /, **dag_args: Any) -> dict[str, Any]:
 
     ``dag_args`` are the DAG's own arguments: tags and callbacks are combined with the
     schedule's, ``description`` is kept, and an argument the schedule decides
-    (``schedule``, ``catchup``, ``max_active_runs``, ``is_paused_upon_creation`` or a
-    task default it sets) is refused, so a pipeline cannot silently drift from the
+    (``schedule``, ``catchup``, ``max_active_runs``, ``is_paused_upon_creation``,
+    ``dagrun_timeout`` or a task default it sets) is refused, so a pipeline cannot silently drift from the
     policy it claims to share.
     """
     for key in _OWNED_DAG_ARGS:
@@ -105,9 +114,11 @@ def dag_kwargs(schedule: Schedule, /, **dag_args: Any) -> dict[str, Any]:
         )
     kwargs = dict(dag_args)
     kwargs["schedule"] = timetable_of(schedule)
-    kwargs["catchup"] = schedule.catchup
+    kwargs["catchup"] = False  # CATCHUP replays the paused periods through the run policy, never from start_date
     kwargs["max_active_runs"] = schedule.max_concurrent or UNLIMITED_RUNS
     kwargs["is_paused_upon_creation"] = not schedule.active
+    if schedule.timeout is not None:
+        kwargs["dagrun_timeout"] = datetime.timedelta(seconds=schedule.timeout)
     kwargs["default_args"] = {**own_defaults, **defaults, RECORD_KEY: policy_record(schedule)}
     kwargs["tags"] = [*(dag_args.get("tags") or ()), schedule_tag(schedule.name)]
     if schedule.align_window:

@@ -6,6 +6,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 from tessera.operators.excerpt import excerpt, not_unicode
+from tessera.timetables.run_policy import OVERLAPS
 
 from . import checks as check
 from .checks import ScheduleError
@@ -43,16 +44,27 @@ class Schedule:
     :param parent_freshness: hours, 0 to 8784 (``after`` only; 0 or ``None`` = off). A fire whose
         parents have not all completed a fire within this window still runs; the stale parents are
         named on the run's note, in the scheduler log and in the ``tessera.schedule.stale_parent`` metric.
-    :param retries: retries of a failed task (task ``retries``), 0 to 100.
-    :param retry_delay: seconds between attempts (task ``retry_delay``), 0 to 31,622,400 (366 days).
-    :param timeout: seconds per attempt (task ``execution_timeout``), 1 to 31,622,400:
+    :param retries: retries of a failed run of a pipeline, 0 to 100: the whole run (every task that
+        did not succeed) is run again, each time a new attempt.
+    :param retry_delay: seconds between a failed attempt and the next, 0 to 31,622,400 (366 days).
+    :param timeout: seconds one attempt of a pipeline's run may take, all its tasks together
+        (Airflow's ``dagrun_timeout``, timed from each attempt's start), 1 to 31,622,400; past it
+        the attempt fails, its unfinished tasks are stopped, and it is retried like any failure:
         ``retries=3, timeout=3600`` can take up to four hours in all.
     :param max_concurrent: runs of any ONE pipeline in flight at once (DAG ``max_active_runs``);
         0 = unlimited. The default 1 stops a pipeline overlapping itself.
     :param max_wave_concurrent: how many DIFFERENT pipelines of one fire run at once; 0 = unbounded.
         Waves are gated: wave N+1 starts once every pipeline of wave N is terminal.
     :param priority: higher runs first when fires compete for slots (task ``priority_weight``).
-    :param catchup: after the schedule is switched back on, run every missed fire, oldest first.
+    :param catchup: when the schedule is switched back on (unpaused), run the fires that came due
+        while it was off, oldest first, one at a time (``True``), or none of them (``False``, the
+        default). Neither needs a DAG ``start_date``; a schedule declared inactive was off since
+        its DAG was first parsed.
+    :param overlap: what a fire that finds ``max_concurrent`` runs of a pipeline in flight does:
+        ``"buffer_one"`` (the default: it is queued and runs as soon as a slot frees; fires that
+        come while one is queued are dropped and recorded), ``"skip"`` (dropped and recorded),
+        ``"buffer_all"`` (every one queued, run one after another) or ``"allow_all"`` (every fire
+        starts at once; needs ``max_concurrent=0``). Clock drivers only.
     :param target_nodes: ``"ALL"`` (any worker) or node ids (an executor queue only they serve).
     :param notify: email addresses told about failed runs (and successful ones with
         ``notify_on_success``).
@@ -76,6 +88,7 @@ class Schedule:
     max_wave_concurrent: int = 0
     priority: int | None = None
     catchup: bool = False
+    overlap: str = "buffer_one"
     target_nodes: str | tuple[str, ...] | None = None
     notify: tuple[str, ...] = ()
     webhook: tuple[str, ...] = ()
@@ -119,6 +132,7 @@ class Schedule:
         if self.description is not None and (problem := not_unicode("description", self.description)):
             raise ScheduleError("description", problem)
         put("catchup", check.flag("catchup", self.catchup))
+        self._check_overlap()
         put("target_nodes", check.target_nodes(self.target_nodes))
         put("notify", check.emails(self.notify))
         put("webhook", check.urls(self.webhook))
@@ -141,6 +155,24 @@ class Schedule:
             f"given; a schedule has exactly one driver (cron, interval_seconds or after), so keep one "
             f"and move the other to its own schedule",
         )
+
+    def _check_overlap(self) -> None:
+        if not isinstance(self.overlap, str) or self.overlap not in OVERLAPS:
+            raise ScheduleError(
+                "overlap", f"overlap: {excerpt(self.overlap)} is not a policy; use one of {', '.join(OVERLAPS)}"
+            )
+        if self.overlap == "allow_all" and self.max_concurrent != 0:
+            raise ScheduleError(
+                "overlap",
+                f"overlap: 'allow_all' starts every fire at once, but max_concurrent is {self.max_concurrent}; "
+                f"set max_concurrent=0 (unlimited) or choose buffer_one",
+            )
+        if self.overlap != "buffer_one" and self.after is not None:
+            raise ScheduleError(
+                "overlap",
+                f"overlap: {self.overlap!r} applies to a clock driver (cron or interval_seconds); an AFTER "
+                f"schedule's fire waits for a free slot with its parents' events merged; remove it",
+            )
 
     @property
     def driver(self) -> Driver:

@@ -49,6 +49,7 @@ _CLAUSES: dict[str, tuple[str, str]] = {
     "MAX_WAVE_CONCURRENT": ("max_wave_concurrent", "number"),
     "PRIORITY": ("priority", "number"),
     "CATCHUP": ("catchup", "bool"),
+    "OVERLAP": ("overlap", "word"),  # skip | buffer_one | buffer_all | allow_all
     "TARGET_NODES": ("target_nodes", "nodes"),
     "NOTIFY": ("notify", "strings"),
     "WEBHOOK": ("webhook", "strings"),
@@ -240,6 +241,8 @@ class _Parser:
             return token.value
         if kind == "bool" and token.kind == "word" and token.text.lower() in ("true", "false"):
             return token.text.lower() == "true"
+        if kind == "word" and token.kind == "word":
+            return token.text.lower()
         wanted = {
             "string": "a quoted string",
             "strings": "a quoted string",
@@ -247,6 +250,7 @@ class _Parser:
             "node": "a node id",
             "number": "a number",
             "bool": "true or false",
+            "word": "one of skip, buffer_one, buffer_all, allow_all",
         }[kind]
         return self.fail(token.offset, f"{keyword} expects {wanted}, found {excerpt(token.text)}")
 

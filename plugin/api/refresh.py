@@ -8,6 +8,10 @@ Decision, for one DAG, in one transaction:
    that run is returned (a failed one does not count: its data is still stale);
 3. else a manual run is **started** for the window of the newest occurrence.
 
+Test runs are not refreshes and are never joined or returned: a run of ``airflow dags
+test`` (triggered by ``test``) and a dry run (``{"dry_run": true}`` in its conf) leave
+the data and the cursor as they were, so reporting one as fresh would be a lie.
+
 Two refreshes arriving together, in any API server worker or process, must not both
 reach step 3. The guard is in the database, not in memory: the new run's id is
 derived from the newest run the decision saw (``tessera_refresh__after_<id>``), and
@@ -36,8 +40,10 @@ from airflow.models.dagrun import DagRun
 from airflow.utils.session import create_session
 from airflow.utils.state import DagRunState
 from airflow.utils.types import DagRunTriggeredByType, DagRunType
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError, OperationalError
+
+from tessera.operators.functions.policy import is_dry_run
 
 from . import metrics
 from .errors import Conflict, Invalid, NotFound, Unavailable
@@ -52,6 +58,9 @@ COALESCE_WINDOW = datetime.timedelta(seconds=60)
 IN_FLIGHT = (DagRunState.QUEUED, DagRunState.RUNNING)
 RUN_ID_PREFIX = "tessera_refresh__after_"
 _ATTEMPTS = 6
+_CANDIDATES = 20
+"""Runs read per question; dry runs (a conf flag SQL cannot portably read) are dropped in Python.
+Twenty dry runs in a row leave nothing to join or coalesce with: the refresh starts a run."""
 
 MESSAGES: dict[Outcome, str] = {
     "started": "started a new run",
@@ -68,18 +77,38 @@ class Decision:
     """The next scheduled run as the decision read it (an on-demand run never moves it)."""
 
 
+def is_test_run(run: DagRun) -> bool:
+    """A run of ``airflow dags test`` or a dry run: it refreshes nothing, so it never stands in for a refresh."""
+    return run.triggered_by == DagRunTriggeredByType.TEST or is_dry_run(run.conf)
+
+
+def _first_real(runs: Any) -> DagRun | None:
+    return next((run for run in runs if not is_test_run(run)), None)
+
+
 def in_flight_run(dag_id: str, session: Session) -> DagRun | None:
-    return session.scalar(
-        select(DagRun).where(DagRun.dag_id == dag_id, DagRun.state.in_(IN_FLIGHT)).order_by(DagRun.id.desc()).limit(1)
+    """The newest queued or running run that is not a test run (among the newest few)."""
+    not_test = or_(DagRun.triggered_by.is_(None), DagRun.triggered_by != DagRunTriggeredByType.TEST)
+    return _first_real(
+        session.scalars(
+            select(DagRun)
+            .where(DagRun.dag_id == dag_id, DagRun.state.in_(IN_FLIGHT), not_test)
+            .order_by(DagRun.id.desc())
+            .limit(_CANDIDATES)
+        )
     )
 
 
 def latest_finished_run(dag_id: str, session: Session) -> DagRun | None:
-    return session.scalar(
-        select(DagRun)
-        .where(DagRun.dag_id == dag_id, DagRun.end_date.is_not(None), DagRun.state.not_in(IN_FLIGHT))
-        .order_by(DagRun.end_date.desc(), DagRun.id.desc())
-        .limit(1)
+    """The most recently finished run that is not a test run (among the newest few)."""
+    not_test = or_(DagRun.triggered_by.is_(None), DagRun.triggered_by != DagRunTriggeredByType.TEST)
+    return _first_real(
+        session.scalars(
+            select(DagRun)
+            .where(DagRun.dag_id == dag_id, DagRun.end_date.is_not(None), DagRun.state.not_in(IN_FLIGHT), not_test)
+            .order_by(DagRun.end_date.desc(), DagRun.id.desc())
+            .limit(_CANDIDATES)
+        )
     )
 
 

@@ -17,7 +17,7 @@ from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
 from airflow.serialization.serialized_objects import DagSerialization
 
-from tessera.operators.backoff import RETRIES_AT_CAP, CadenceBackoff, backoff
+from tessera.operators.backoff import RETRIES_FOREVER, CadenceBackoff, backoff
 from tessera.timetables import Calendar
 
 DAILY = Calendar.day("09:00", timezone="America/New_York")
@@ -58,7 +58,7 @@ def test_task_arguments_cap_airflows_own_backoff_at_one_period():
         2.0,
         timedelta(days=1),
     )
-    assert task.retries == 9 + RETRIES_AT_CAP  # 5m .. 1280m stay below a day, then a month at the cap
+    assert task.retries == RETRIES_FOREVER  # never stops on its own while the DAG is active: pausing stops it
     assert task.has_retry_policy and isinstance(policy, CadenceBackoff)
 
 
@@ -97,10 +97,12 @@ def test_without_the_policy_airflows_jittered_doubling_is_capped_too():
 
 def test_a_permanently_broken_daily_dag_settles_into_one_retry_a_day():
     ti, policy = scheduler_side_task_instance(DAILY)
-    attempts, ended = [], FAILED_AT
-    for n in range(1, ti.max_tries + 1):
+    attempts, ended, n = [], FAILED_AT, 0
+    while ended < FAILED_AT + timedelta(days=40):
+        n += 1
         ended = ended + wait_after(ti, policy, n, ended)  # each retry fails at once
         attempts.append(ended)
+    assert n < ti.max_tries, "still retrying after 40 days: only pausing stops it"
     per_day = [0] * 30
     for attempt in attempts:
         day = (attempt - FAILED_AT) // timedelta(days=1)
@@ -130,7 +132,7 @@ def test_huge_try_numbers_stay_at_the_cap():
 def test_policy_round_trips_its_own_serialization():
     _, policy = scheduler_side_task_instance(DAILY)
     assert CadenceBackoff.deserialize(policy.serialize()) == policy
-    assert repr(policy) == "CadenceBackoff(first=5m, cap=1d, retries=39)"
+    assert repr(policy) == f"CadenceBackoff(first=5m, cap=1d, retries={RETRIES_FOREVER})"
 
 
 @pytest.mark.parametrize(
@@ -160,3 +162,53 @@ def test_explicit_retries_and_first_wait():
     args = backoff("1h", first="1m", retries=3)
     assert (args["retries"], args["retry_delay"], args["max_retry_delay"]) == (3, MINUTE, timedelta(hours=1))
     assert [args["retry_policy"].delay(n) // MINUTE for n in range(1, 9)] == [1, 2, 4, 8, 16, 32, 60, 60]
+
+
+class EarlierRuns:
+    """The Execution API's answers about this task's earlier runs, newest first (what a worker asks it)."""
+
+    def __init__(self, *states_and_tries: tuple[str, int]) -> None:
+        from airflow.sdk.api.datamodels._generated import PreviousTIResponse
+
+        self.answers = [
+            PreviousTIResponse(
+                task_id="load",
+                dag_id="broken_report",
+                run_id=f"scheduled__{n}",
+                logical_date=FAILED_AT - timedelta(days=n + 1),
+                state=state,
+                try_number=tries,
+            )
+            for n, (state, tries) in enumerate(states_and_tries)
+        ]
+        self.asked: list[object] = []
+
+    def get_previous_ti(self, logical_date=None):
+        self.asked.append(logical_date)
+        before = [a for a in self.answers if logical_date is None or a.logical_date < logical_date]
+        return before[0] if before else None
+
+
+def test_the_count_goes_on_across_runs_until_a_success():
+    _, policy = scheduler_side_task_instance(DAILY, retries=1)
+    # Two earlier runs failed (2 tries each), the one before them succeeded.
+    earlier = EarlierRuns(("failed", 2), ("failed", 2), ("success", 1), ("failed", 2))
+    decision = policy.evaluate(RuntimeError("down"), try_number=1, max_tries=1, context={"ti": earlier})
+    assert decision.retry_delay == timedelta(minutes=5) * 2**4  # failure 5: 4 earlier + this one
+    assert "backoff after failure 5, 4 of them in earlier runs: retry in 1h20m" in decision.reason
+    assert len(earlier.asked) == 3, "it stops at the success"
+
+
+def test_the_count_reads_no_further_back_than_the_cap_needs():
+    _, policy = scheduler_side_task_instance(DAILY, retries=1)
+    earlier = EarlierRuns(*[("failed", 2)] * 40)
+    decision = policy.evaluate(RuntimeError("down"), try_number=1, max_tries=1, context={"ti": earlier})
+    assert decision.retry_delay == timedelta(days=1)
+    assert len(earlier.asked) == 5  # 10 failures put every wait at the one-day cap
+
+
+def test_a_clear_does_not_read_the_earlier_runs():
+    _, policy = scheduler_side_task_instance(DAILY, retries=1)
+    earlier = EarlierRuns(("failed", 2))
+    decision = policy.evaluate(RuntimeError("down"), try_number=4, max_tries=4, context={"ti": earlier})
+    assert decision.retry_delay == timedelta(minutes=5) and earlier.asked == []

@@ -47,6 +47,7 @@ def info_of(timetable, occurrence_end: pendulum.DateTime) -> DagRunInfo:
 
 
 def limit_of(policy) -> int:
+    """Due occurrences the policy runs after downtime: 1 for Latest, the newest plus `limit` for Backfill."""
     return policy.backlog
 
 
@@ -60,7 +61,7 @@ def test_next_dagrun_info_after_huge_downtime_walks_at_most_the_limit(make, poli
         counting.steps = 0
         info = timetable.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
         assert counting.steps <= limit_of(policy) + CONSTANT
-    # It is the oldest of the `limit` newest due occurrences: exactly `limit` occurrences up to now.
+    # It is the oldest of the occurrences the policy owes: exactly that many up to now (Backfill(1000): 1001).
     cadence, occurrence, runs = counting.inner, to_us(info.data_interval.end), 0
     while occurrence <= to_us(NOW):
         runs, occurrence = runs + 1, cadence.following(occurrence)

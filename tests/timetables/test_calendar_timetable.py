@@ -75,7 +75,8 @@ def test_subsequent_run_follows_the_previous_window_across_spring_forward():
     ("catch_up", "first_window_end"),
     [
         pytest.param(None, "03-09 09:00", id="latest"),
-        pytest.param(Backfill(limit=3), "03-07 09:00", id="backfill-3"),
+        # the newest due (03-09) plus the 3 missed before it
+        pytest.param(Backfill(limit=3), "03-06 09:00", id="backfill-3"),
     ],
 )
 def test_catch_up_after_downtime(catch_up, first_window_end):

@@ -90,7 +90,8 @@ def test_subsequent_run_tiles_and_follows_summer_time():
     ("catch_up", "first_window_end"),
     [
         pytest.param(Latest(), "2026-03-05T06:00:00", id="latest"),
-        pytest.param(Backfill(limit=3), "2026-03-03T06:00:00", id="backfill-3"),
+        # the newest due (03-05) plus the 3 missed before it
+        pytest.param(Backfill(limit=3), "2026-03-02T06:00:00", id="backfill-3"),
     ],
 )
 def test_catch_up_after_downtime(catch_up, first_window_end):

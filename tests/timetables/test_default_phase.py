@@ -37,3 +37,12 @@ def test_calendar_and_cron_start_at_the_occurrence_unless_asked():
 
 def test_an_explicit_fixed_phase_may_exceed_the_gap():
     assert Cron("* * * * *", phase=Fixed("5m")).phase == datetime.timedelta(minutes=5)
+
+
+def test_the_calendar_familys_hourly_unit_starts_on_the_grid_and_the_interval_spreads():
+    """README, where the specifications disagree: ``Every("6h")`` (000's interval) spreads by default;
+    ``Every.hour(6)`` (002's hourly unit, the calendar family) starts on the hour grid unless given a phase."""
+    keys = [f"dag_{i}" for i in range(50)]
+    assert {Every.hour(6, key=key).phase for key in keys} == {datetime.timedelta(0)}
+    assert len({Every("6h", key=key).phase for key in keys}) > 1
+    assert len({Every.hour(6, phase=Spread(max="15m", step="1m"), key=key).phase for key in keys}) > 1

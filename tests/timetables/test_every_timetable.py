@@ -75,7 +75,8 @@ def test_subsequent_run_tiles_the_previous_window():
     ("catch_up", "first_window_end"),
     [
         pytest.param(Latest(), "2026-03-01T11:54:30", id="latest"),
-        pytest.param(Backfill(limit=3), "2026-03-01T11:44:30", id="backfill-3"),
+        # Backfill(3): the newest due occurrence (11:55) plus the 3 missed before it: 11:40 first.
+        pytest.param(Backfill(limit=3), "2026-03-01T11:39:30", id="backfill-3"),
     ],
 )
 def test_catch_up_after_downtime(catch_up, first_window_end):

@@ -3,7 +3,8 @@
 A run of occurrence ``o`` is due once ``o + phase`` has passed. After downtime
 the catch-up policy decides how many of the due occurrences still run:
 ``backlog=1`` runs only the newest, ``backlog=k`` the ``k`` newest, oldest
-first, and ``backlog=None`` every one of them (Airflow's ``catchup=True`` and
+first (``Backfill(limit=N)`` is ``backlog=N + 1``: the newest plus ``N`` missed
+ones), and ``backlog=None`` every one of them (Airflow's ``catchup=True`` and
 ``airflow backfill create``). A schedule that has never run owes only its
 newest due occurrence, whatever the backlog.
 

@@ -18,6 +18,7 @@ from tessera.operators.schedules.policy import UNLIMITED_RUNS, dag_kwargs, timet
 from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet, load_schedules
 from tessera.timetables import Cron
+from tessera.timetables.run_policy import RunPolicy
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "dags_examples"
 
@@ -140,12 +141,9 @@ def test_every_bound_itself_is_accepted_and_reaches_airflow() -> None:
     dag = _pipeline(
         Schedule("edge", interval_seconds=longest, retries=100, retry_delay=longest, timeout=longest, priority=10)
     )
-    task = dag.get_task("work")
-    assert (task.retries, task.retry_delay, task.execution_timeout) == (
-        100,
-        datetime.timedelta(days=366),
-        datetime.timedelta(days=366),
-    )
+    assert dag.dagrun_timeout == datetime.timedelta(days=366)
+    record = dag.default_args[RECORD_KEY]
+    assert (record["retries"], record["retry_delay"]) == (100, longest)
     assert Schedule("fresh", after=["edge"], parent_freshness=8784).freshness_hours == 8784.0
 
 
@@ -162,14 +160,17 @@ def test_lists_become_tuples_and_the_driver_is_named() -> None:
 # -- policy mapping, verified on the DAG Airflow serializes -----------------------------------
 
 
-def test_retries_delay_and_per_attempt_timeout_reach_every_task() -> None:
+def test_retries_are_of_the_run_and_the_timeout_bounds_one_attempt_of_it() -> None:
     dag = _pipeline(Schedule("daily_etl", cron="0 6 * * *", retries=3, retry_delay=300, timeout=3600))
     task = dag.get_task("work")
-    assert task.retries == 3
-    assert task.retry_delay == datetime.timedelta(seconds=300)
-    assert task.execution_timeout == datetime.timedelta(seconds=3600)
-    # The seed's warning, in Airflow's terms: the timeout is per attempt, so 4 attempts x 1 h.
-    assert (task.retries + 1) * task.execution_timeout == datetime.timedelta(hours=4)
+    # Not the task's: a failed run is run again as a whole (operators.schedules.run_retries).
+    assert task.retries == 0 and task.execution_timeout is None
+    record = dag.default_args[RECORD_KEY]
+    assert (record["retries"], record["retry_delay"]) == (3, 300)
+    # One attempt of the whole run, all its tasks: Airflow's dagrun_timeout, timed from each attempt's start.
+    assert dag.dagrun_timeout == datetime.timedelta(seconds=3600)
+    # The seed's warning: 4 attempts x 1 h.
+    assert (record["retries"] + 1) * dag.dagrun_timeout == datetime.timedelta(hours=4)
 
 
 def test_dag_level_policy() -> None:
@@ -177,7 +178,9 @@ def test_dag_level_policy() -> None:
         "weekly_archive", cron="0 1 * * 0", timezone="Europe/London", catchup=True, active=False, max_concurrent=2
     )
     dag = _pipeline(schedule)
-    assert dag.catchup is True
+    # CATCHUP replays the paused periods through the timetable's run policy: no start_date needed.
+    assert dag.catchup is False
+    assert dag.timetable.serialize()["run_policy"] == {"overlap": "buffer_one", "replay_inactive": True}
     assert dag.is_paused_upon_creation is True
     assert dag.max_active_runs == 2
     assert schedule_tag("weekly_archive") in dag.tags
@@ -202,7 +205,7 @@ def test_priority_and_description() -> None:
 
 def test_interval_schedules_are_epoch_aligned_cron_every() -> None:
     timetable = timetable_of(Schedule("s", interval_seconds=7))
-    assert timetable == Cron("@every 7s")
+    assert timetable == Cron("@every 7s").with_run_policy(RunPolicy("buffer_one", replay_inactive=False))
 
 
 def test_after_schedules_are_an_asset_condition_over_the_parents() -> None:
@@ -242,12 +245,13 @@ def test_the_dags_own_tags_and_callbacks_are_kept_and_notifiers_added() -> None:
         pytest.param({"catchup": True}, id="catchup"),
         pytest.param({"max_active_runs": 3}, id="max_active_runs"),
         pytest.param({"schedule": "@daily"}, id="schedule"),
-        pytest.param({"default_args": {"retries": 5}}, id="retries"),
+        pytest.param({"dagrun_timeout": datetime.timedelta(hours=1)}, id="dagrun_timeout"),
+        pytest.param({"default_args": {"priority_weight": 5}}, id="priority"),
     ],
 )
 def test_a_dag_cannot_silently_override_its_schedules_policy(dag_args: dict) -> None:
     with pytest.raises(ValueError, match="schedule 's'"):
-        dag_kwargs(Schedule("s", interval_seconds=60, retries=1), **dag_args)
+        dag_kwargs(Schedule("s", interval_seconds=60, retries=1, timeout=60, priority=3), **dag_args)
 
 
 # -- the registry and the examples ------------------------------------------------------------
@@ -326,3 +330,47 @@ def test_apply_adds_the_wave_gate_only_when_waves_are_bounded(tmp_path: Path) ->
     assert gate.execution_timeout is None and gate.retries == 0
     assert [a.uri for a in gate.inlets] == [asset_uri("w")]
     assert "tessera_wave_gate" not in bag.dags["pipe_u"].task_dict
+
+
+@pytest.mark.parametrize("overlap", ["skip", "buffer_one", "buffer_all"])
+def test_overlap_is_the_timetables_run_policy(overlap) -> None:
+    dag = _pipeline(Schedule("s", interval_seconds=60, overlap=overlap))
+    assert dag.timetable.serialize()["run_policy"] == {"overlap": overlap, "replay_inactive": False}
+    assert dag.max_active_runs == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        pytest.param(
+            {"interval_seconds": 60, "overlap": "Forbid"},
+            "overlap: 'Forbid' is not a policy; use one of skip, buffer_one, buffer_all, allow_all",
+            id="unknown",
+        ),
+        pytest.param(
+            {"interval_seconds": 60, "overlap": ["skip"]},
+            "overlap: ['skip'] is not a policy",
+            id="not-text",
+        ),
+        pytest.param(
+            {"interval_seconds": 60, "overlap": "allow_all"},
+            "overlap: 'allow_all' starts every fire at once, but max_concurrent is 1; set max_concurrent=0",
+            id="allow-all-with-a-limit",
+        ),
+        pytest.param(
+            {"after": ["parent"], "overlap": "skip"},
+            "overlap: 'skip' applies to a clock driver (cron or interval_seconds)",
+            id="after-driver",
+        ),
+    ],
+)
+def test_a_bad_overlap_is_refused_naming_the_field(kwargs, message) -> None:
+    with pytest.raises(ScheduleError) as error:
+        Schedule("s", **kwargs)
+    assert error.value.field == "overlap"
+    assert str(error.value).startswith(message)
+
+
+def test_allow_all_with_no_limit() -> None:
+    dag = _pipeline(Schedule("s", interval_seconds=60, overlap="allow_all", max_concurrent=0))
+    assert dag.max_active_runs == UNLIMITED_RUNS

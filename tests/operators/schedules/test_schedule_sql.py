@@ -78,6 +78,16 @@ SPEC_EXAMPLES = [
         id="inactive-catchup",
     ),
     pytest.param(
+        "SCHEDULE hourly_sync CRON '0 * * * *' MAX_CONCURRENT 1 OVERLAP skip;",
+        Schedule("hourly_sync", cron="0 * * * *", max_concurrent=1, overlap="skip"),
+        id="overlap-skip",
+    ),
+    pytest.param(
+        "SCHEDULE burst INTERVAL_SECONDS 60 MAX_CONCURRENT 0 OVERLAP ALLOW_ALL;",
+        Schedule("burst", interval_seconds=60, max_concurrent=0, overlap="allow_all"),
+        id="overlap-allow-all",
+    ),
+    pytest.param(
         """
         -- the fan-in step
         SCHEDULE gold_cross_source
@@ -145,6 +155,8 @@ MALFORMED = [
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 RETRIES three;", 1, 39, ["a number"], id="retries-word"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 TIMEOUT 0;", 1, 31, ["more than zero"], id="zero-timeout"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 CATCHUP yes;", 1, 39, ["true or false"], id="catchup-yes"),
+    pytest.param("SCHEDULE a INTERVAL_SECONDS 5 OVERLAP 'skip';", 1, 39, ["one of skip, buffer_one"], id="quoted"),
+    pytest.param("SCHEDULE a INTERVAL_SECONDS 5 OVERLAP queue;", 1, 31, ["'queue' is not a policy"], id="overlap"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 NOTIFY 'ops';", 1, 31, ["'ops'", "email"], id="bad-email"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 WEBHOOK 'ftp://x';", 1, 31, ["http(s)"], id="bad-url"),
     pytest.param("SCHEDULE a INTERVAL_SECONDS 5 TARGET_NODES (n1;", 1, 47, ["',' or ')'"], id="nodes-open"),

@@ -186,3 +186,52 @@ def test_a_receipt_shows_only_its_metadata_and_the_version_the_run_executes(tmp_
     assert "rows_data" not in live.model_dump_json()
     assert (live.dag_version, live.current_dag_version, live.runs_current_version) == (1, 1, True)
     assert (live.run_type, live.triggered_by, live.triggering_user) == ("manual", "rest_api", "ops")
+
+
+def _test_run(dag_id: str, *, dry_run: bool, finished: datetime.datetime | None) -> str:
+    """A run as ``airflow dags test`` leaves it (triggered by ``test``), or a manual dry run."""
+    from airflow.models.dagbag import DBDagBag
+    from airflow.utils.session import create_session
+    from airflow.utils.state import DagRunState
+    from airflow.utils.types import DagRunTriggeredByType, DagRunType
+
+    with create_session() as session:
+        dag = DBDagBag().get_latest_version_of_dag(dag_id, session=session)
+        started = NOW - datetime.timedelta(seconds=10)
+        run = dag.create_dagrun(
+            run_id=f"test_{dry_run}",
+            logical_date=started,
+            data_interval=dag.timetable.infer_manual_data_interval(run_after=started),
+            run_after=started,
+            conf={"dry_run": True} if dry_run else {},
+            run_type=DagRunType.MANUAL,
+            triggered_by=DagRunTriggeredByType.UI if dry_run else DagRunTriggeredByType.TEST,
+            state=DagRunState.RUNNING,
+            session=session,
+        )
+        run_id = run.run_id
+    if finished is not None:
+        _finish(dag_id, run_id, "success", finished)
+    return run_id
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["dags-test", "dry-run-conf"])
+def test_a_test_run_that_just_succeeded_is_not_a_refresh(tmp_path, airflow_db, dry_run):
+    dag_id = f"refresh_after_test_{dry_run}"
+    with time_machine.travel(NOW, tick=False):
+        _store(tmp_path, dag_id)
+        tested = _test_run(dag_id, dry_run=dry_run, finished=NOW - datetime.timedelta(seconds=5))
+        decision = _refresh(dag_id)
+    assert decision.outcome == "started", "a test run moved no cursor and refreshed no data"
+    assert decision.run_id != tested
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["dags-test", "dry-run-conf"])
+def test_a_test_run_in_flight_is_not_joined(tmp_path, airflow_db, dry_run):
+    dag_id = f"refresh_beside_test_{dry_run}"
+    with time_machine.travel(NOW, tick=False):
+        _store(tmp_path, dag_id)
+        tested = _test_run(dag_id, dry_run=dry_run, finished=None)
+        decision = _refresh(dag_id)
+    assert decision.outcome == "started"
+    assert decision.run_id != tested

@@ -107,7 +107,8 @@ def test_backfill_limit_message_names_the_range():
 
 @pytest.mark.parametrize("limit", [1, 1000])
 def test_backfill_limit_bounds_are_inclusive(limit):
-    assert Backfill(limit=limit).backlog == limit
+    # The newest due occurrence plus `limit` missed ones before it.
+    assert Backfill(limit=limit).backlog == limit + 1
 
 
 def test_phase_bounds_are_inclusive():

@@ -1,0 +1,63 @@
+"""What a declared schedule's pipeline did, read from the metadata database for the scheduler's run decision.
+
+The timetable decides which run a declared schedule owes (a queued trigger, a replayed inactive
+period; see :mod:`tessera.timetables.run_policy`) from the DAG's activity, which it does not read
+itself: the plugin registers :func:`activity_of` as its reader. It runs in the scheduler, inside
+the transaction that creates the run, through the session the DAG's row came from, in four
+indexed queries (the newest scheduled run, when the slot freed before and after it was created,
+and the pause history since it was due).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import TYPE_CHECKING
+
+from airflow.models.dag_version import DagVersion
+from airflow.models.dagrun import DagRun
+from airflow.utils.types import DagRunType
+from sqlalchemy import func, select
+from sqlalchemy.orm import object_session
+
+from tessera.operators.functions.pause_history import paused_spans
+from tessera.timetables.run_policy import RunActivity
+
+if TYPE_CHECKING:
+    from airflow.models.dag import DagModel
+    from sqlalchemy.orm import Session
+
+
+def activity_of(dag_model: DagModel) -> RunActivity | None:
+    """The DAG's activity as of the current transaction; ``None`` for a DAG row outside any session."""
+    session = object_session(dag_model)
+    return None if session is None else read_activity(session, dag_model.dag_id)
+
+
+def read_activity(session: Session, dag_id: str, *, before: datetime.datetime | None = None) -> RunActivity:
+    """The newest scheduled run of ``dag_id`` (created before ``before``, if given) and what followed it.
+
+    ``before`` reads the activity as it stood when a later run was created: what the scheduler
+    knew when it chose that run.
+    """
+    query = select(DagRun.data_interval_end, DagRun.created_at, DagRun.queued_at, DagRun.run_after).where(
+        DagRun.dag_id == dag_id, DagRun.run_type == DagRunType.SCHEDULED
+    )
+    if before is not None:
+        query = query.where(DagRun.created_at < before)
+    newest = session.execute(query.order_by(DagRun.data_interval_end.desc()).limit(1)).first()
+    if newest is None:
+        created = session.scalar(select(func.min(DagVersion.created_at)).where(DagVersion.dag_id == dag_id))
+        spans = () if created is None else tuple(paused_spans(session, dag_id, since=created, until=before))
+        return RunActivity(last_window_end=None, paused=spans)
+    window_end, created_at, queued_at, due = newest
+    created = created_at or queued_at or due
+    ended = DagRun.end_date.is_not(None), DagRun.dag_id == dag_id, DagRun.run_type != DagRunType.BACKFILL_JOB
+    bound = () if before is None else (DagRun.end_date < before,)
+    freed_before = session.scalar(select(func.max(DagRun.end_date)).where(*ended, DagRun.end_date <= created))
+    freed_after = session.scalar(select(func.max(DagRun.end_date)).where(*ended, DagRun.end_date > created, *bound))
+    return RunActivity(
+        last_window_end=window_end,
+        freed_before=freed_before,
+        freed_after=freed_after,
+        paused=tuple(paused_spans(session, dag_id, since=min(due, created), until=before)),
+    )

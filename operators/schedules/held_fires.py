@@ -1,0 +1,120 @@
+"""What a declared schedule's run says about the fires before it: queued, replayed, or dropped and why.
+
+The scheduler decides which fire a declared schedule runs next from its overlap and CATCHUP
+policy (:mod:`tessera.timetables.owed_runs`); a fire it drops never becomes a run, so nothing
+would show it. When a scheduled run of a pipeline starts, this step reads what the scheduler
+knew when it created the run (the activity before it) and asks the timetable how each fire
+since the previous run was treated. The run's note then says why it ran late (queued behind a
+run that held ``MAX_CONCURRENT``, or replayed after the schedule was inactive) and which fires
+were dropped, for which reason; the same goes to Airflow's audit log (Browse > Audit Log,
+events :data:`QUEUED_EVENT` and :data:`SKIP_EVENT`, JSON in ``extra``) and to the metrics
+``tessera.schedule.queued_fires`` and ``tessera.schedule.skipped_fires`` (tag ``reason``).
+
+Bounded: at most :data:`MAX_LISTED` fires are examined per run; beyond that the count is "at
+least". Runs that are not scheduled fires, and DAGs without a run policy, cost one lookup.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import TYPE_CHECKING
+
+from airflow.models.log import Log
+from airflow.utils.types import DagRunType
+
+from tessera.operators.functions.skip_events import SkipEvent
+from tessera.operators.stats import Metric, emit
+from tessera.timetables.owed_runs import policy_of, treatments
+
+from .activity import read_activity
+from .runs import dag_of, record_of_run
+
+if TYPE_CHECKING:
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy.orm import Session
+
+MAX_LISTED = 1000
+QUEUED_EVENT = "tessera.schedule.queued"
+SKIP_EVENT = "tessera.schedule.skip"
+QUEUED_METRIC = Metric("tessera.schedule.queued_fires", "counter")
+SKIPPED_METRIC = Metric("tessera.schedule.skipped_fires", "counter")
+NOTE_LIMIT = 1000
+RAN = ("due", "queued", "replayed")
+
+WHY_DROPPED = {
+    "BufferFull": "a fire was already queued behind the run in flight (overlap buffer_one)",
+    "ConcurrencyForbidden": "MAX_CONCURRENT runs were in flight (overlap skip)",
+    "Suspended": "the schedule was inactive (CATCHUP false runs none of those fires)",
+    "MissedDeadline": "the scheduler did not create them in time (it was down); the newest due fire ran instead",
+}
+
+
+def _at(moment: datetime.datetime) -> str:
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _audit(session: Session, event: str, dag_run: DagRun, extra: str) -> None:
+    session.add(Log(event, owner="tessera", dag_id=dag_run.dag_id, run_id=dag_run.run_id, extra=extra))
+
+
+def fires_before(dag_run: DagRun, session: Session) -> str | None:
+    """``on_dag_run_running``: note, log and count how the fires before this scheduled run were treated.
+
+    Returns the note written, or ``None`` when there is nothing to say (a fire on time).
+    """
+    if dag_run.run_type != DagRunType.SCHEDULED or dag_run.data_interval_end is None:
+        return None
+    if dag_run.clear_number:
+        return None  # a later attempt (a retry, a clear): its first start said it already
+    record = record_of_run(dag_run, session)
+    dag = dag_of(dag_run, session)
+    policy = policy_of(getattr(dag, "timetable", None))
+    if record is None or policy is None:
+        return None
+    created = dag_run.created_at or dag_run.queued_at or dag_run.run_after
+    activity = read_activity(session, dag_run.dag_id, before=created)
+    found, more = treatments(dag.timetable, activity, now=created, through=dag_run.data_interval_end, limit=MAX_LISTED)
+    if not found:
+        return None
+    (due, mine), dropped = found[-1], found[:-1]
+    if mine not in RAN:
+        return None  # not a run the policy would have made (a tool or a person created it): nothing to explain
+    lines = []
+    if mine == "queued":
+        freed = activity.freed_after
+        freed = "" if freed is None else f"; it was created when a slot freed at {_at(freed)}"
+        lines.append(
+            f"Queued: this fire came due at {_at(due)} while MAX_CONCURRENT {dag.max_active_runs} run(s) of "
+            f"{dag_run.dag_id} were in flight (overlap {policy.overlap}){freed}."
+        )
+    elif mine == "replayed":
+        lines.append(
+            f"Catch-up: this fire came due at {_at(due)} while schedule {record['name']} was inactive; "
+            f"CATCHUP true runs those fires oldest first, one at a time."
+        )
+    by_reason: dict[str, list[datetime.datetime]] = {}
+    for when, how in dropped:
+        if how in WHY_DROPPED:
+            by_reason.setdefault(how, []).append(when)
+    tags = {"dag_id": dag_run.dag_id, "schedule": str(record["name"])}
+    for reason, times in by_reason.items():
+        at_least = more and times[-1] == dropped[-1][0]
+        count = f"{'at least ' if at_least else ''}{len(times)}"
+        lines.append(
+            f"Skipped {count} fire(s) due {_at(times[0])}"
+            + (f" to {_at(times[-1])}" if len(times) > 1 else "")
+            + f": {reason}: {WHY_DROPPED[reason]}."
+        )
+        event = SkipEvent(reason, len(times), times[0], times[-1], WHY_DROPPED[reason], at_least)
+        _audit(session, SKIP_EVENT, dag_run, event.to_json())
+        emit(SKIPPED_METRIC, {**tags, "reason": reason}, len(times), where="core")
+    if mine in ("queued", "replayed"):
+        extra = json.dumps({"how": mine, "due": due.isoformat(), "overlap": policy.overlap})
+        _audit(session, QUEUED_EVENT, dag_run, extra)
+        emit(QUEUED_METRIC, {**tags, "how": mine}, where="core")
+    if not lines:
+        return None
+    note = "\n".join(lines)[:NOTE_LIMIT]
+    dag_run.note = note if not dag_run.note else f"{dag_run.note}\n{note}"
+    return note

@@ -1,0 +1,206 @@
+"""A declared schedule's overlap and inactive-period rules, against the reported cases and a brute-force model.
+
+The model is the policy as Temporal's schedules define it: a trigger that finds the slot
+free starts; one that finds it taken is dropped (``skip``), buffered if nothing is buffered
+yet (``buffer_one``) or always buffered (``buffer_all``); a run that ends starts the oldest
+buffered trigger. The model keeps that queue in memory; the scheduler under test keeps none,
+sees only what the metadata database holds (its runs' ends), and must run exactly the same
+occurrences.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tessera.timetables._time.durations import US_PER_MINUTE, US_PER_SECOND
+from tessera.timetables._time.grid import EpochGrid
+from tessera.timetables._time.owed import (
+    BUFFER_FULL,
+    DUE,
+    FORBIDDEN,
+    MISSED,
+    QUEUED,
+    REPLAYED,
+    SUSPENDED,
+    Activity,
+    Owed,
+)
+
+MINUTE = EpochGrid(US_PER_MINUTE)
+T0 = 1_000 * US_PER_MINUTE  # a whole minute: 16:40 in the cases below
+S = US_PER_SECOND
+
+
+def at(minute: int, second: float = 0) -> int:
+    """``T0`` plus minutes and seconds: ``at(1, 5)`` is 16:41:05 in the reported case."""
+    return T0 + minute * US_PER_MINUTE + int(second * S)
+
+
+def owed(activity: Activity, now: int, overlap: str = "buffer_one", replay: bool = False) -> Owed:
+    return Owed(MINUTE, phase=0, activity=activity, now=now, overlap=overlap, replay_paused=replay)
+
+
+# -- the reported case: every 60 s, an 80 s task, runs at 16:41, 16:43, 16:44 (16:42 never created) ----------
+
+
+def test_the_trigger_that_found_the_slot_taken_runs_when_it_frees():
+    # 16:41's run took its slot at 16:41:00 and ended at 16:43:05; 16:42 and 16:43 came due meanwhile.
+    after_41 = Activity(last=at(1), freed_before=at(0, 50), freed_after=at(3, 5))
+    decision = owed(after_41, now=at(3, 6))
+    assert decision.next() == at(2), "the first trigger that found the slot taken runs first"
+    assert [decision.treatment(o) for o in (at(2), at(3))] == [QUEUED, BUFFER_FULL]
+
+
+def test_the_queued_run_is_followed_by_the_trigger_that_came_while_it_ran():
+    # 16:42's run was created at 16:43:06 (its slot freed at 16:43:05) and ended at 16:44:40.
+    after_42 = Activity(last=at(2), freed_before=at(3, 5), freed_after=at(4, 40))
+    decision = owed(after_42, now=at(4, 41))
+    assert decision.next() == at(4)
+    assert decision.treatment(at(3)) == BUFFER_FULL, "16:43 came while 16:42 was already queued"
+
+
+@pytest.mark.parametrize(
+    ("overlap", "expected", "dropped"),
+    [
+        pytest.param("skip", at(4), [FORBIDDEN, FORBIDDEN], id="skip-runs-the-next-trigger"),
+        pytest.param("buffer_one", at(2), [QUEUED, BUFFER_FULL], id="buffer-one-runs-the-first"),
+        pytest.param("buffer_all", at(2), [QUEUED, QUEUED], id="buffer-all-runs-every-one"),
+        pytest.param("allow_all", at(3), [MISSED, DUE], id="allow-all-the-newest"),
+    ],
+)
+def test_each_overlap_policy(overlap, expected, dropped):
+    after_41 = Activity(last=at(1), freed_before=at(0, 50), freed_after=at(3, 5))
+    decision = owed(after_41, now=at(3, 6), overlap=overlap)
+    assert decision.next() == expected
+    assert [decision.treatment(o) for o in (at(2), at(3))] == dropped
+
+
+def test_downtime_after_the_slot_freed_runs_the_newest_not_a_stale_queued_one():
+    # The run ended at 16:43:05 and the scheduler was down until 16:50:30.
+    decision = owed(Activity(last=at(1), freed_before=at(0, 50), freed_after=at(3, 5)), now=at(10, 30))
+    assert decision.next() == at(10)
+    assert decision.treatment(at(2)) == MISSED and decision.treatment(at(10)) == DUE
+
+
+def test_a_run_that_kept_up_is_followed_by_the_next_occurrence():
+    decision = owed(Activity(last=at(1), freed_before=at(0, 10), freed_after=at(1, 20)), now=at(2, 1))
+    assert decision.next() == at(2) and decision.treatment(at(2)) == DUE
+
+
+def test_nothing_due_gives_the_first_occurrence_not_yet_due():
+    decision = owed(Activity(last=at(1), freed_after=at(1, 20)), now=at(1, 30), overlap="skip")
+    assert decision.next() == at(2) and decision.treatment(at(2)) == DUE
+
+
+# -- inactive periods (CATCHUP) -------------------------------------------------------------------------
+
+
+PAUSED = ((at(2, 30), at(6, 30)),)  # paused 16:42:30, unpaused 16:46:30: 16:43 .. 16:46 came due meanwhile
+
+
+def test_catchup_true_replays_exactly_the_inactive_period_oldest_first_one_at_a_time():
+    runs, activity, now = [], Activity(last=at(2), freed_after=at(2, 20), paused=PAUSED), at(6, 31)
+    for _ in range(5):
+        following = owed(activity, now, replay=True).next()
+        runs.append(following)
+        now += 20 * S  # each run takes 20 s
+        activity = Activity(last=following, freed_before=now - 20 * S, freed_after=now, paused=PAUSED)
+    assert runs[:4] == [at(3), at(4), at(5), at(6)]
+    assert runs[4] == at(7), "then 16:47, which came due during the replay (16:47:51) and waited behind it"
+
+
+def test_catchup_false_runs_none_of_the_inactive_period():
+    decision = owed(Activity(last=at(2), freed_after=at(2, 20), paused=PAUSED), now=at(6, 31))
+    assert decision.next() == at(7), "16:43 .. 16:46 came due while inactive: none of them runs"
+    assert {decision.treatment(o) for o in (at(3), at(4), at(5), at(6))} == {SUSPENDED}
+
+
+def test_a_live_trigger_during_the_replay_waits_behind_it():
+    # The third replayed run (16:45) was created 16:47:05; 16:47 came due during the replay.
+    activity = Activity(last=at(5), freed_before=at(7, 4), freed_after=at(7, 40), paused=PAUSED)
+    decision = owed(activity, now=at(7, 41), replay=True)
+    assert decision.next() == at(6), "the replay continues, oldest first"
+    after_replay = Activity(last=at(6), freed_before=at(7, 40), freed_after=at(8, 10), paused=PAUSED)
+    decision = owed(after_replay, now=at(8, 11), replay=True)
+    assert decision.next() == at(7) and decision.treatment(at(7)) == QUEUED
+    assert decision.treatment(at(8)) == BUFFER_FULL
+
+
+def test_a_schedule_created_inactive_replays_from_its_creation_or_runs_nothing_of_it():
+    created_inactive = Activity(last=None, paused=((at(0, 10), at(3, 30)),))
+    assert owed(created_inactive, now=at(3, 31), replay=True).next() == at(1)
+    assert owed(created_inactive, now=at(3, 31)).next() == at(4)
+    assert owed(created_inactive, now=at(3, 31)).treatment(at(2)) == SUSPENDED
+    assert owed(created_inactive, now=at(3, 31), replay=True).treatment(at(2)) == REPLAYED
+
+
+def test_a_first_run_owes_only_its_newest_occurrence():
+    assert owed(Activity(last=None), now=at(3, 1)).next() == at(3)
+
+
+# -- against the brute-force model ------------------------------------------------------------------------
+
+
+def model(policy: str, interval: int, durations: list[int], horizon: int) -> list[int]:
+    """Occurrences run, as ``policy`` says, by a scheduler that reacts at its next loop (once a second).
+
+    At each loop: runs that ended free the slot, the oldest buffered trigger starts, then each
+    trigger that came due since the last loop starts if the slot is free, else is dropped
+    (``skip``), buffered if nothing is (``buffer_one``), or buffered anyway (``buffer_all``).
+    """
+    started: list[int] = []
+    buffer: list[int] = []
+    busy_until = None
+    for now in range(S, horizon + 1, S):
+        if busy_until is not None and busy_until <= now:
+            busy_until = None
+        if busy_until is None and buffer:
+            started.append(buffer.pop(0))
+            busy_until = now + durations[len(started) - 1]
+        for trigger in range(max(interval, (now - S) // interval * interval + interval), now + 1, interval):
+            if busy_until is None:
+                started.append(trigger)
+                busy_until = now + durations[len(started) - 1]
+            elif policy == "buffer_all" or (policy == "buffer_one" and not buffer):
+                buffer.append(trigger)
+    return started
+
+
+def scheduler(policy: str, interval: int, durations: list[int], horizon: int) -> list[int]:
+    """What the scheduler does, a loop every second that reads only the stored runs."""
+    grid, runs = EpochGrid(interval), []  # (occurrence, created, end)
+    for now in range(S, horizon + 1, S):
+        ended = [end for _, _, end in runs if end <= now]
+        if len(ended) < len(runs) or not runs and now < interval:
+            continue  # a run is in flight (MAX_CONCURRENT 1), or nothing is due yet
+        last, created = (runs[-1][0], runs[-1][1]) if runs else (None, None)
+        activity = Activity(
+            last=last,
+            freed_before=max((e for e in ended if created is not None and e <= created), default=None),
+            freed_after=max((e for e in ended if created is not None and e > created), default=None),
+        )
+        if last is not None and grid.following(last) > now:
+            continue  # the stored next run is not due: the scheduler does not look
+        occurrence = Owed(grid, phase=0, activity=activity, now=now, overlap=policy, replay_paused=False).next()
+        if occurrence > horizon:
+            break
+        runs.append((occurrence, now, max(now, occurrence) + durations[len(runs)]))
+    return [occurrence for occurrence, _, _ in runs]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    policy=st.sampled_from(["skip", "buffer_one", "buffer_all"]),
+    interval_s=st.integers(10, 120),
+    # Runs from a fifth of an interval to three intervals long, never ending on a whole second.
+    shares=st.lists(st.integers(20, 300), min_size=60, max_size=60),
+)
+def test_the_scheduler_runs_what_the_policy_promises(policy, interval_s, shares):
+    interval = interval_s * S
+    durations = [interval * share // 100 + S // 3 for share in shares]
+    horizon = 40 * interval
+    expected = model(policy, interval, durations, horizon)
+    got = scheduler(policy, interval, durations, horizon)
+    assert got == expected, "the same runs, in the same order"

@@ -1,0 +1,145 @@
+"""The run the scheduler creates next, decided when it is about to create one.
+
+Airflow stores a DAG's next run when the previous one is created (and again at every
+parse) and creates it once it is due and a ``max_active_runs`` slot is free. By then the
+stored run can be stale: after downtime, after a pause, or after a run held the slot past
+one or more occurrences. The scheduler asks the timetable once more, right before creating
+it (``next_run_info_from_dag_model``), and this module answers:
+
+* a DAG with a declared schedule's run policy (:mod:`~tessera.timetables.run_policy`) gets
+  the oldest occurrence that policy owes, decided from the DAG's run history
+  (:mod:`~tessera.timetables._time.owed`): a queued trigger, a replayed inactive period;
+* any other DAG (or without the history) gets the plain catch-up: the stored occurrence
+  moved forward to the oldest one ``Latest`` / ``Backfill`` still owes, and past any whose
+  run has been due longer than the starting deadline (possibly to the next, not yet due,
+  occurrence: Airflow queues that run and starts it at its ``run_after``).
+
+The stored run only has to wake the scheduler early enough: it is due whenever anything is
+owed, since the plain stepping stores the newest due occurrence.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from typing import TYPE_CHECKING
+
+from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
+from ._time.durations import format_duration
+from ._time.owed import Activity, Owed
+from .instants import from_us, to_us
+from .run_policy import RunActivity, RunPolicy, read_activity
+
+if TYPE_CHECKING:
+    from airflow.models.dag import DagModel
+    from airflow.timetables.base import DagRunInfo
+
+    from ._time.plan import Plan
+    from .base import TesseraTimetable
+
+log = logging.getLogger(__name__)
+
+
+def owed_run(timetable: TesseraTimetable, dag_model: DagModel, stored: DagRunInfo, now: int) -> DagRunInfo:
+    """The run to create instead of ``stored`` (a stored run with a data interval, of a DAG that does not catch up)."""
+    assert stored.data_interval is not None
+    occurrence = timetable._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
+    plan = timetable._plan.anchored_at(occurrence)  # a plan from the last run steps from the stored one
+    policy = timetable._run_policy
+    activity = None if policy is None else read_activity(dag_model)
+    if policy is not None and activity is not None:
+        owed = Owed(
+            plan.cadence,
+            phase=plan.phase,
+            activity=_in_us(timetable._plan, activity),
+            now=now,
+            overlap=policy.overlap,
+            replay_paused=policy.replay_inactive,
+        ).next()
+    else:
+        owed = _caught_up(timetable, plan, occurrence, now)
+    first_allowed, last_allowed = plan.period_bounds(None, timetable._dag_end_us)
+    if owed == occurrence or (last_allowed is not None and owed > last_allowed):
+        return stored
+    if first_allowed is not None and owed < first_allowed:
+        owed = first_allowed
+    return timetable._info(plan.run(owed))
+
+
+def _caught_up(timetable: TesseraTimetable, plan: Plan, occurrence: int, now: int) -> int:
+    """The stored ``occurrence`` moved forward past what the plain catch-up and the deadline skip."""
+    cadence, phase = plan.cadence, plan.phase
+    newest_due = cadence.at_or_before(now - phase)
+    # Walk back from the newest due occurrence, stopping at the stored one: a schedule that
+    # keeps up costs a constant number of steps, one back from downtime at most the limit.
+    owed = step_back_to(cadence, newest_due, timetable._catch_up.backlog - 1, occurrence)
+    deadline = timetable._starting_deadline_us
+    if deadline is not None:
+        resumed = within_deadline(cadence, owed, now=now, phase=phase, deadline=deadline)
+        if resumed != owed:
+            log.info(
+                "%s: skipped the occurrences from %s up to %s (due longer ago than the %s deadline)",
+                MISSED_DEADLINE,
+                from_us(owed),
+                from_us(resumed),
+                format_duration(deadline),
+            )
+        owed = resumed
+    return owed
+
+
+def _in_us(plan: Plan, activity: RunActivity) -> Activity:
+    end = activity.last_window_end
+    return Activity(
+        last=None if end is None else plan.occurrence_of_window_end(to_us(end)),
+        freed_before=None if activity.freed_before is None else to_us(activity.freed_before),
+        freed_after=None if activity.freed_after is None else to_us(activity.freed_after),
+        paused=tuple(sorted((to_us(start), to_us(stop)) for start, stop in activity.paused if start < stop)),
+    )
+
+
+def policy_of(timetable: object) -> RunPolicy | None:
+    """The declared schedule's run policy a timetable applies, or ``None`` (a plain tessera or Airflow timetable)."""
+    return getattr(timetable, "_run_policy", None)
+
+
+def treatments(
+    timetable: TesseraTimetable,
+    activity: RunActivity,
+    *,
+    now: datetime.datetime,
+    through: datetime.datetime,
+    limit: int,
+) -> tuple[list[tuple[datetime.datetime, str]], bool]:
+    """How each occurrence after ``activity``'s last run, up to the run whose window ends ``through``, was treated.
+
+    ``activity`` and ``now`` are what the scheduler knew when it created that run. Each
+    occurrence (its due instant, ``run_after``) comes with how it was run (``replayed``,
+    ``queued``, ``due``) or why it was dropped (``BufferFull``, ``ConcurrencyForbidden``,
+    ``Suspended``, ``MissedDeadline``); at most ``limit`` are listed, and whether more were left out.
+    """
+    policy = policy_of(timetable)
+    plan = timetable._plan
+    if policy is None:
+        return [], False
+    state = _in_us(plan, activity)
+    owed = Owed(
+        plan.cadence,
+        phase=plan.phase,
+        activity=state,
+        now=to_us(now),
+        overlap=policy.overlap,
+        replay_paused=policy.replay_inactive,
+    )
+    last = plan.occurrence_of_window_end(to_us(through))
+    if state.last is not None:
+        occurrence = plan.cadence.following(state.last)
+    elif state.paused:  # a first run: what came due since the DAG was created inactive
+        occurrence = plan.cadence.at_or_after(state.paused[0][0] - plan.phase)
+    else:
+        occurrence = last
+    found: list[tuple[datetime.datetime, str]] = []
+    while occurrence <= last and len(found) < limit:
+        found.append((from_us(occurrence + plan.phase), owed.treatment(occurrence)))
+        occurrence = plan.cadence.following(occurrence)
+    return found, occurrence <= last
