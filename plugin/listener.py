@@ -9,7 +9,8 @@ Each hook runs the feature steps that react to a dag run's state, in this order:
 * ``on_dag_run_success`` / ``on_dag_run_failed``: the fan-in fire record, then the wave gate;
 * ``on_starting`` / ``before_stopping`` (an Airflow job, e.g. the scheduler, starts or stops):
   the cursor functions' health gauges (:mod:`tessera.operators.functions.health`), which
-  run only in a scheduler.
+  run only in a scheduler, and the parse-state record (:mod:`tessera.plugin.parse_watch`),
+  which runs only in a dag-processor.
 
 The logic lives in each feature's module; this one only orders the steps and isolates
 them: a step that raises is logged and the next one still runs, because one feature's bug
@@ -108,6 +109,12 @@ def on_starting(component: Any) -> None:
         job_starting(component)
     except Exception:
         log.exception("tessera: the health gauges did not start; the job runs without them")
+    try:
+        from tessera.plugin import parse_watch
+
+        parse_watch.job_starting(component)
+    except Exception:
+        log.exception("tessera: the parse-state record did not start; the job runs without it")
 
 
 @hookimpl
@@ -118,3 +125,9 @@ def before_stopping(component: Any) -> None:
         job_stopping(component)
     except Exception:
         log.exception("tessera: the health gauges did not stop cleanly")
+    try:
+        from tessera.plugin import parse_watch
+
+        parse_watch.job_stopping(component)
+    except Exception:
+        log.exception("tessera: the parse-state record did not stop cleanly")
