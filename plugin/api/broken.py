@@ -14,6 +14,7 @@ Airflow's own import-error API does; others get the reason (``CronInvalid``...) 
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 HIDDEN = "the error text is hidden: its file defines DAGs you may not read"
+_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Invalid|Warning): ")
+"""An error line's exception class (``ValueError: ``): the reason already says what kind it is."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ def broken_dags(
         if error is None:
             message = "the DAG file is gone, or no longer defines this DAG"
         else:
-            message = last_line(error[2]) if (error[0], error[1]) in shown else HIDDEN
+            message = _EXCEPTION.sub("", last_line(error[2])) if (error[0], error[1]) in shown else HIDDEN
         proof = [f"import error #{problem['import_error_id']}" if error is not None else "dag row (is_stale)"]
         if recorded:
             proof.append(f"audit log #{entry[0]} ({EVENT})")
