@@ -65,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--load", action="store_true", help="run starts per minute over the next 24 h, every DAG")
     plan.add_argument("--from", dest="from_date", help="backfill preview: as backfill create's --from-date")
     plan.add_argument("--to", dest="to_date", help="backfill preview: as backfill create's --to-date")
+    from . import cli_why  # `tessera why DAG_ID [--at T]`
+
+    cli_why.add_parser(commands)
     return parser
 
 
@@ -190,6 +193,10 @@ def _previews(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tessera`` console script."""
     args = _parser().parse_args(argv)
+    if args.command == "why":
+        from . import cli_why
+
+        return cli_why.run(args)
     if args.load or args.from_date is not None or args.to_date is not None:
         try:
             return _previews(args)

@@ -293,3 +293,45 @@ def test_without_records_the_answer_names_what_is_missing(session):
     answer = ask(session, "why_every", at(6))
     assert answer.cause == "unexplained", answer.verdict
     assert any("scheduler job around 2026-11-30 12:05:00 UTC in the job table" in m for m in answer.missing)
+
+
+def test_the_cli_prints_the_verdict_then_the_evidence_by_part(session, capsys):
+    from tessera.plugin.cli import EXIT_OK, main
+
+    scheduler_job(session, at(-60), NOW)
+    ran = run(session, "why_every", at(5))
+    session.commit()
+    assert main(["why", "why_every", "--at", "2026-11-30T13:06:00+01:00"]) == EXIT_OK
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "why_every at 2026-11-30T12:06:00Z" or lines[0].startswith("why_every at 2026-11-30T12:06:00")
+    assert lines[1].startswith("Ran: the 2026-11-30 12:05:00 UTC occurrence ran as")
+    assert out.index("What the schedule decided:") < out.index("What Airflow did:") < out.index("What happens next:")
+    assert f"[dag_run {ran.run_id!r}]" in out
+    assert main(["why", "why_every", "--at", "2026-11-30T13:06:00+01:00", "--json"]) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["cause"] == "ran"
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["why", "why_every", "--at", "2026-11-30T12:00:00"], "--at: '2026-11-30T12:00:00' has no timezone"),
+        (["why", "why_every", "--at", "3000-01-01T00:00:00Z"], "outside the supported range"),
+        (["why", "why_every", "--at", "noon"], "is not an ISO 8601 instant"),
+    ],
+    ids=["naive", "year-3000", "garbage"],
+)
+def test_the_cli_refuses_an_instant_it_does_not_support(argv, said, capsys):
+    from tessera.plugin.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_the_cli_names_an_unknown_dag(stored, capsys):
+    from tessera.plugin.cli import EXIT_USAGE, main
+
+    assert main(["why", "no_such_dag"]) == EXIT_USAGE
+    assert "dag_id: 'no_such_dag' is not a DAG Airflow knows" in capsys.readouterr().err
