@@ -51,6 +51,10 @@ def _parse_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     return None
 
 
+def _via(event: str) -> str:
+    return "with airflow dags pause" if event.startswith("cli_") else "through the UI or the REST API"
+
+
 def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     pause, later = facts.pause, facts.pauses
     ended = next((p.at for p in later if not p.paused), None)
@@ -59,7 +63,7 @@ def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
             return None
         return Blocker(
             "paused",
-            f"the DAG was paused at {when(due)} (paused {when(pause.at)})",
+            f"the DAG was paused when it came due at {when(due)} (paused {when(pause.at)} {_via(pause.event)})",
             f"audit log #{pause.log_id} ({pause.event})",
             ended,
             "it was unpaused",
@@ -70,7 +74,8 @@ def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
             return None
         return Blocker(
             "paused",
-            f"the DAG was paused at {when(due)}: the first change after is an unpause at {when(first.at)}",
+            f"the DAG was paused when it came due at {when(due)}: the first change after is an unpause at "
+            f"{when(first.at)}",
             f"audit log #{first.log_id} ({first.event})",
             ended,
             "it was unpaused",
@@ -83,7 +88,7 @@ def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     if floor is not None and stored is not None and floor <= stored:
         return Blocker(
             "paused",
-            f"the DAG was paused at {when(due)}: it is paused now and no unpause was logged since it "
+            f"the DAG was paused when it came due at {when(due)}: it is paused now and no unpause was logged since it "
             f"was first stored ({when(stored)})",
             "dag row (is_paused); audit log since " + when(floor),
             None,

@@ -77,6 +77,12 @@ def _schedule_decision(facts: Facts) -> Decision:
             f"No run at T: the DAG's end_date ({when(view.end)}) has passed; its last occurrence was "
             f"{when(focus.nominal, view.timezone)} and {_ran_words(facts)}.",
         )
+    if view.due and focus.run_after > facts.now:
+        return Decision(
+            "not_due_yet",
+            f"Not due yet: T is later than now; the {when(focus.nominal, view.timezone)} occurrence may start at "
+            f"{when(focus.run_after)}.",
+        )
     if not view.due:
         if view.start is not None and at < view.start:
             return Decision(

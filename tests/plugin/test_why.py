@@ -171,7 +171,8 @@ def test_paused_at_the_occurrence_cites_the_audit_log_entry(session):
     pause = logged(session, "cli_dag_pause", "why_every", at(2))
     answer = ask(session, "why_every", at(6), now=at(8))
     assert answer.cause == "paused", answer.verdict
-    assert "the DAG was paused at 2026-11-30 12:05:00 UTC (paused 2026-11-30 12:02:00 UTC)" in answer.verdict
+    said = "the DAG was paused when it came due at 2026-11-30 12:05:00 UTC (paused 2026-11-30 12:02:00 UTC with airflow"
+    assert said in answer.verdict
     assert f"audit log #{pause} (cli_dag_pause)" in texts(answer)
 
 
