@@ -45,7 +45,7 @@ class Broken:
     """``CronInvalid``, ``InputInvalid``, ... (see spec_reasons), ``SpecInvalid``, or ``FileMissing``."""
     message: str
     stale: bool
-    """True once Airflow stopped scheduling the DAG; before that it runs its last stored version."""
+    """True once Airflow marked the DAG stale (its file gone, or not parsed for its stale threshold)."""
     since: datetime.datetime | None
     """When it broke: the first failing parse recorded (None: not recorded, see ``last_parsed``)."""
     last_parsed: datetime.datetime | None
@@ -53,11 +53,16 @@ class Broken:
     record: str
 
     @property
+    def blocks(self) -> bool:
+        """Whether Airflow creates no new run of it: its file fails to import, or it is stale."""
+        return self.reason != "FileMissing" or self.stale
+
+    @property
     def text(self) -> str:
         when = (
             f"since {_iso(self.since)}" if self.since else f"after its last successful parse {_iso(self.last_parsed)}"
         )
-        scheduled = "Airflow no longer schedules it" if self.stale else "Airflow still runs its last parsed version"
+        scheduled = "Airflow creates no new run of it" if self.blocks else "Airflow still schedules it"
         return f"{self.reason}: {self.message} ({when}; {scheduled})"
 
 
@@ -162,8 +167,8 @@ class ParseEntry:
 
     @property
     def blocks(self) -> bool:
-        """Whether Airflow had stopped scheduling the DAG."""
-        return self.state in ("broken", "missing") and self.stale
+        """Whether Airflow created no new run of the DAG: its file failed to import, or it was stale."""
+        return self.state == "broken" or (self.state == "missing" and self.stale)
 
 
 def parse_entries(

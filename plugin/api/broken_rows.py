@@ -65,15 +65,15 @@ def _items(session: Session, dag_ids: Collection[str]) -> list[ScheduledDag]:
 
 def _status(row: DagStatus, broken: Broken) -> DagStatus:
     update: dict = {"broken": _model(broken), "conditions": _conditions(broken)}
-    if broken.stale:
-        why = "its file does not parse" if broken.reason != "FileMissing" else "its file is gone"
+    if broken.blocks:
+        why = "its file does not parse" if broken.reason != "FileMissing" else "it is stale (its file is gone)"
         update["lateness"] = Lateness(
             state="not_scheduled",
             late=False,
             occurrence=None,
             late_after=None,
             late_by_seconds=None,
-            reason=f"Airflow no longer schedules it: {why}",
+            reason=f"Airflow creates no run of it: {why}",
             rule="",
         )
         update["error"] = broken.text
@@ -114,7 +114,7 @@ def with_broken_plans(
         found = broken.get(row.dag_id)
         if found is not None:
             update = {"broken": _model(found)}
-            if found.stale:
+            if found.blocks:
                 update["error"] = found.text
             row = row.model_copy(update=update)
         merged.append(row)

@@ -36,12 +36,15 @@ def _parse_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
         ended = next((e.written for e in facts.parses if not e.blocks), None)
         since = when(entry.since or entry.written)
         if entry.state == "broken":
-            text = f"the DAG file failed to import ({entry.reason}) from {since}, and Airflow had stopped scheduling it"
+            text = f"the DAG file failed to import ({entry.reason}) from {since}: Airflow creates no run of it then"
             return Blocker("broken", text, f"audit log #{entry.log_id} (tessera.parse)", ended, "the file parsed again")
-        text = f"the DAG's file was missing from {since}: Airflow had marked the DAG stale"
+        text = (
+            f"the DAG was stale from {since}: Airflow had not parsed it from its file for longer than its stale "
+            "threshold (the file was gone, no longer defined it, or was not parsed in time), and creates no run of it"
+        )
         return Blocker("file_missing", text, f"audit log #{entry.log_id} (tessera.parse)", ended, "the file was back")
     broken = facts.broken
-    if entry is None and broken is not None and broken.stale and (broken.since or broken.last_parsed or due) <= due:
+    if entry is None and broken is not None and broken.blocks and (broken.since or broken.last_parsed or due) <= due:
         cause = "file_missing" if broken.reason == "FileMissing" else "broken"
         if broken.since is None:
             facts_missing = "tessera's parse-state record (audit log event tessera.parse): when the problem began"
@@ -195,8 +198,7 @@ def no_run_decision(facts: Facts) -> Decision:
                 f"; {then} it had been due {ago(due, blocker.ended)}, longer than the starting deadline "
                 f"{duration_text(view.deadline)}: skipped (MissedDeadline)"
             )
-            if blocker.cause == "scheduler_down":
-                decision.cause = "missed_deadline"
+            decision.cause = "missed_deadline"  # the deadline decided: without it, the occurrence would have run
     if newer is not None:
         decision.add(
             "airflow",

@@ -90,21 +90,24 @@ def _matches(run: records.RunRow, view: ScheduleView) -> bool:
 
 
 def _subject(facts: Facts) -> records.RunRow | None:
-    """The run the answer is about: a newer run asked for (manual, asset-driven) in flight at T, else the occurrence's.
+    """The run the answer is about: a run asked for (manual, asset-driven) at T, else the occurrence's.
 
-    Scheduled and backfill runs of other occurrences are not it: they answer their own occurrence
-    (and may be what held this one: the evidence names them).
+    Asked for "at T": triggered after the occurrence came due and at or before T, or running at T
+    (from its ``run_after``, the moment it was asked for, to its end). Scheduled and backfill
+    runs of other occurrences are not it: they answer their own occurrence (and may be what
+    held this one: the evidence names them).
     """
-    occurrence = facts.occurrence_run
-    others = [
-        r
-        for r in facts.runs
-        if r is not occurrence and not r.automated and r.run_after <= facts.at and r.in_flight_at(facts.at)
-    ]
-    other = max(others, key=lambda r: r.run_after, default=None)
-    if other is not None and (occurrence is None or other.run_after > occurrence.run_after):
-        return other
-    return occurrence
+    occurrence, at, focus = facts.occurrence_run, facts.at, facts.view.focus
+    since = focus.run_after if focus is not None and facts.view.due else None
+
+    def asked_at_t(run: records.RunRow) -> bool:
+        if run.automated or run is occurrence or run.run_after > at:
+            return False
+        running = run.end_date is None or run.end_date >= at
+        return running or (since is not None and run.run_after > since)
+
+    other = max(filter(asked_at_t, facts.runs), key=lambda r: r.run_after, default=None)
+    return other if other is not None else occurrence
 
 
 def _view(definition: Definition, at: datetime.datetime, anchor: Any) -> tuple[ScheduleView, str | None]:

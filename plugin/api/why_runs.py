@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 
 from tessera.operators.functions.record import Phase
+from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_record import RunRecord
 
 from .schedules import duration_text
 from .why_facts import Facts
 from .why_models import Evidence
 from .why_records import RunRow
-from .why_words import names, run_record, run_words, trigger_words, when
+from .why_words import ago, names, run_record, run_words, trigger_words, when
 
 STALE_NOTE = "Stale parents"
 """How the AFTER release note starts when a parent was stale (``tessera.operators.fan_in.freshness``)."""
@@ -55,6 +57,12 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
         )
     elif (held := _held(facts, run)) is not None:
         decision = held
+    elif run.run_type == "backfill":
+        decision = _by_backfill(facts, run, label)
+    elif run.run_type == "manual":
+        decision = Decision(
+            "manual_run", f"Manual run: {run.run_id!r}, {trigger_words(run)}; {_state_at(run, facts.at)}."
+        )
     elif run.state in ("queued", None) and (run.start_date is None or run.start_date > facts.at):
         decision = _queued(facts, run, label)
     else:
@@ -64,6 +72,7 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
         how = f", {trigger_words(run)}" if run.run_type == "manual" else ""
         verb = "was running at T" if running else "ran"
         decision = Decision(cause, f"Ran: {label} {verb} as {run.run_id!r} ({run.state}{how}).")
+    _changed_since(facts, decision)
     decision.add("airflow", "run", f"The {run_words(run)}.", run_record(run))
     if run.run_type == "manual":
         decision.add("airflow", "trigger", f"A manual run, {trigger_words(run)}.", run_record(run))
@@ -111,6 +120,28 @@ def _held(facts: Facts, run: RunRow) -> Decision | None:
     return None
 
 
+def _state_at(run: RunRow, at: datetime.datetime) -> str:
+    """Where the run stood at T, and what it came to."""
+    if run.end_date is not None and run.end_date <= at:
+        return f"it ran from {when(run.start_date)} to {when(run.end_date)} ({run.state})"
+    if run.start_date is not None and run.start_date <= at:
+        return f"it was running at T (started {when(run.start_date)}; now {run.state})"
+    started = when(run.start_date) if run.start_date is not None else "not yet"
+    return f"it was queued at T (started {started}; now {run.state})"
+
+
+def _by_backfill(facts: Facts, run: RunRow, label: str) -> Decision:
+    backfill = next((b for b in facts.backfills if b.id == run.backfill_id), None)
+    if backfill is None:
+        return Decision("backfill_run", f"Backfilled: {label} was run by a backfill as {run.run_id!r} ({run.state}).")
+    progress = f"completed {when(backfill.completed_at)}" if backfill.completed_at else "still in progress"
+    return Decision(
+        "backfill_run",
+        f"Backfilled: {label} is run by backfill #{backfill.id} as {run.run_id!r} ({run.state} at T; "
+        f"the backfill is {progress}).",
+    )
+
+
 def _queued(facts: Facts, run: RunRow, label: str) -> Decision:
     limit = facts.max_active_runs
     others = [r for r in facts.runs if r is not run and r.run_type != "backfill" and r.in_flight_at(facts.at)]
@@ -127,15 +158,24 @@ def _queued(facts: Facts, run: RunRow, label: str) -> Decision:
     return Decision("queued", f"Queued: {label} was created as {run.run_id!r} and had not started at T.")
 
 
+def _changed_since(facts: Facts, decision: Decision) -> None:
+    """A run made under a schedule that has changed since: say which one decided it."""
+    then, now = facts.dag.then, facts.dag.now
+    if then is None or now is None or then.version.number == now.version.number or then.summary == now.summary:
+        return
+    decision.verdict = (
+        decision.verdict.rstrip(".") + f", under the schedule in force then ({then.summary}, "
+        f"dag_version {then.version.number}); it has changed since to {now.summary} (dag_version {now.version.number})."
+    )
+
+
 def _late(facts: Facts, run: RunRow, decision: Decision) -> None:
     focus = facts.view.focus
     if run is not facts.occurrence_run or focus is None or run.queued_at is None:
         return
-    late = run.queued_at - focus.run_after
-    if late.total_seconds() > 60:
-        decision.add(
-            "airflow", "late", f"It was created {duration_text(late)} after it came due ({when(focus.run_after)})."
-        )
+    if (run.queued_at - focus.run_after).total_seconds() > 60:
+        late = ago(focus.run_after, run.queued_at)
+        decision.add("airflow", "late", f"It was created {late} after it came due ({when(focus.run_after)}).")
 
 
 def _backfill(facts: Facts, run: RunRow, decision: Decision) -> None:
@@ -168,17 +208,29 @@ def _stale_parents(facts: Facts, decision: Decision) -> None:
 
 
 def _recorded(facts: Facts, run: RunRow, decision: Decision) -> None:
-    """The schedule the run recorded in its id when created, if it differs from the one in force now."""
+    """What the run recorded of its schedule when it was created (its id), and whether the stored one differs."""
     record = RunRecord.of(run.run_id)
     if record is None:
         return
-    decision.add(
-        "schedule",
-        "run_record",
-        f"Run {run.run_id!r} recorded phase {duration_text_us(record.phase)}, delay {duration_text_us(record.delay)} "
-        f"and interval {duration_text_us(record.interval)} when it was created.",
-        run_record(run),
+    said = (
+        f"phase {duration_text_us(record.phase)}, delay {duration_text_us(record.delay)} and interval "
+        f"{duration_text_us(record.interval)}"
     )
+    decision.add("schedule", "run_record", f"Run {run.run_id!r} recorded {said} when it was created.", run_record(run))
+    timetable = None if facts.definition is None else facts.definition.timetable
+    if not isinstance(timetable, TesseraTimetable) or run.data_interval_end is None:
+        return
+    stored = (timetable.phase, timetable.delay, timetable.run_of(run.data_interval_end).interval_ms * 1000)
+    if stored == (_us(record.phase), _us(record.delay), record.interval) or "changed since" in decision.verdict:
+        return
+    decision.verdict = (
+        decision.verdict.rstrip(".") + f", under the schedule it recorded ({said}); the definition stored for T "
+        f"now says {facts.definition.summary}, so the schedule has changed since."  # type: ignore[union-attr]
+    )
+
+
+def _us(us: int) -> datetime.timedelta:
+    return datetime.timedelta(microseconds=us)
 
 
 def duration_text_us(us: int) -> str:

@@ -121,6 +121,17 @@ def _schedule_evidence(facts: Facts, decision: Decision) -> None:
         items.append(("schedule", f"The schedule in force at T: {then.summary}.", then.version.record))
     elif dag.first is not None:
         items.append(("schedule", f"The DAG was first stored {when(dag.first.created_at)}, after T.", dag.first.record))
+    if then is not None and then.rewritten is not None and then.rewritten > facts.at:
+        items.append(
+            (
+                "schedule_rewritten",
+                f"dag_version {then.version.number} was rewritten in place {when(then.rewritten)}, after T (Airflow "
+                "keeps updating a version until a task has run under it): what it says now may not be what was in "
+                "force at T; each run's record says what it was created with.",
+                then.version.record,
+            )
+        )
+        decision.missing.append(f"the definition in force at T (dag_version {then.version.number} was rewritten)")
     if dag.now is not None and then is not None and dag.now.version.number != then.version.number:
         if dag.now.summary != then.summary:
             items.append(("schedule_changed", f"It has changed since: now {dag.now.summary}.", dag.now.version.record))
@@ -165,7 +176,7 @@ def _schedule_evidence(facts: Facts, decision: Decision) -> None:
 
 def _next_evidence(facts: Facts, decision: Decision) -> None:
     model, view = facts.dag.model, facts.view
-    if facts.broken is not None and facts.broken.stale:
+    if facts.broken is not None and facts.broken.blocks:
         decision.add(
             "next", "broken", f"Nothing runs until the DAG file parses again: {facts.broken.text}.", facts.broken.record
         )

@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 
+_SAME_WRITE = datetime.timedelta(seconds=1)
+"""A stored DAG written within this of its version's creation was written with it."""
+
+
 @dataclass(frozen=True)
 class Version:
     id: uuid.UUID
@@ -48,6 +52,9 @@ class Definition:
     catchup: bool = False
     max_active_runs: int | None = None
     default_args: dict[str, Any] | None = None
+    rewritten: datetime.datetime | None = None
+    """When the version's stored DAG was last rewritten in place, if after it was created: Airflow keeps
+    updating one version until a task has run under it, so its definition before then is not stored."""
     error: str | None = None
 
     @property
@@ -82,6 +89,8 @@ def _definition(version: Version, row: SerializedDagModel | None, dag_id: str) -
     try:
         dag = row.dag
         start, end = run_bounds(dag)
+        updated = row.last_updated
+        rewritten = updated if updated is not None and updated > version.created_at + _SAME_WRITE else None
         return Definition(
             version,
             timetable=dag.timetable,
@@ -90,6 +99,7 @@ def _definition(version: Version, row: SerializedDagModel | None, dag_id: str) -
             catchup=bool(dag.catchup),
             max_active_runs=dag.max_active_runs,
             default_args=dict(dag.default_args or {}),
+            rewritten=rewritten,
         )
     except SQLAlchemyError:
         raise

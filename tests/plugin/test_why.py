@@ -65,11 +65,14 @@ def at(minutes: float) -> datetime.datetime:
 @pytest.fixture(scope="module")
 def stored(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     from airflow.models.dag_version import DagVersion
+    from airflow.models.serialized_dag import SerializedDagModel
     from airflow.utils.session import create_session
 
     store_dags(tmp_path_factory.mktemp("why"), DAGS, DAG_IDS)
-    with create_session() as session:
+    with create_session() as session:  # as if stored long ago, and not rewritten since
         session.execute(update(DagVersion).where(DagVersion.dag_id.in_(DAG_IDS)).values(created_at=STORED))
+        stored = update(SerializedDagModel).where(SerializedDagModel.dag_id.in_(DAG_IDS))
+        session.execute(stored.values(created_at=STORED, last_updated=STORED))
 
 
 @pytest.fixture
@@ -270,8 +273,9 @@ def test_a_manual_run_in_flight_at_t_answers_with_who_triggered_it(session):
     manual = run(session, "why_manual_only", at(30), run_type="manual", state="running", user="alice")
     answer = ask(session, "why_manual_only", at(30.5))
     assert answer.cause == "manual_run", answer.verdict
-    said = f"Ran: the manual run was running at T as {manual.run_id!r} (running, triggered by alice via rest api"
-    assert said in answer.verdict
+    said = f"Manual run: {manual.run_id!r}, triggered by alice via rest api at 2026-11-30 12:30:00 UTC; it was running"
+    assert answer.verdict.startswith(said)
+    assert answer.missing == []
 
 
 def test_a_dag_without_schedule_and_no_run_at_t(session):
@@ -336,3 +340,50 @@ def test_the_cli_names_an_unknown_dag(stored, capsys):
 
     assert main(["why", "no_such_dag"]) == EXIT_USAGE
     assert "dag_id: 'no_such_dag' is not a DAG Airflow knows" in capsys.readouterr().err
+
+
+def test_a_run_created_late_says_how_late(session):
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(5), created=at(8))
+    answer = ask(session, "why_every", at(9))
+    assert answer.cause == "ran", answer.verdict
+    assert "It was created 3m after it came due (2026-11-30 12:05:00 UTC)." in texts(answer)
+
+
+def test_a_run_created_under_another_schedule_says_so(session):
+    from airflow.models.dagrun import DagRun
+
+    scheduler_job(session, at(-60), NOW)
+    old = run(session, "why_every", at(5))
+    session.execute(
+        update(DagRun).where(DagRun.id == old.id).values(run_id=f"{old.run_id}~phase:0s~delay:0s~interval:10m")
+    )
+    answer = ask(session, "why_every", at(6))
+    assert answer.cause == "ran", answer.verdict
+    said = "under the schedule it recorded (phase 0s, delay 0s and interval 10m); the definition stored for T now says"
+    assert said in answer.verdict
+    assert "every 5m · phase 0s, so the schedule has changed since." in answer.verdict
+
+
+def test_a_manual_run_queued_at_t_is_still_the_persons_request(session):
+    scheduler_job(session, at(-60), NOW)
+    manual = run(session, "why_manual_only", at(30), run_type="manual", state="queued", user="bob")
+    answer = ask(session, "why_manual_only", at(30.2))
+    assert answer.cause == "manual_run", answer.verdict
+    assert answer.verdict.startswith(f"Manual run: {manual.run_id!r}, triggered by bob via rest api at")
+
+
+def test_a_version_rewritten_in_place_after_t_names_the_missing_definition(session):
+    from airflow.models.serialized_dag import SerializedDagModel
+
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(5))
+    rewrite = update(SerializedDagModel).where(SerializedDagModel.dag_id == "why_every")
+    session.execute(rewrite.values(last_updated=at(30)))
+    try:
+        answer = ask(session, "why_every", at(6))
+    finally:
+        session.execute(rewrite.values(last_updated=STORED))
+        session.commit()
+    assert "dag_version 1 was rewritten in place 2026-11-30 12:30:00 UTC, after T" in texts(answer)
+    assert answer.missing == ["the definition in force at T (dag_version 1 was rewritten)"]
