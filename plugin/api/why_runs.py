@@ -57,14 +57,16 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
         )
     elif (held := _held(facts, run)) is not None:
         decision = held
+    elif _queued_at(run, facts.at) and (full := _slots_full(facts, run, label)) is not None:
+        decision = full
     elif run.run_type == "backfill":
         decision = _by_backfill(facts, run, label)
     elif run.run_type == "manual":
         decision = Decision(
             "manual_run", f"Manual run: {run.run_id!r}, {trigger_words(run)}; {_state_at(run, facts.at)}."
         )
-    elif run.state in ("queued", None) and (run.start_date is None or run.start_date > facts.at):
-        decision = _queued(facts, run, label)
+    elif _queued_at(run, facts.at):
+        decision = Decision("queued", f"Queued: {label} was created as {run.run_id!r} and had not started at T.")
     else:
         running = run.end_date is None or run.end_date > facts.at
         kinds = {"manual": "manual_run", "backfill": "backfill_run"}
@@ -142,20 +144,25 @@ def _by_backfill(facts: Facts, run: RunRow, label: str) -> Decision:
     )
 
 
-def _queued(facts: Facts, run: RunRow, label: str) -> Decision:
+def _queued_at(run: RunRow, at: datetime.datetime) -> bool:
+    return run.start_date is None or run.start_date > at
+
+
+def _slots_full(facts: Facts, run: RunRow, label: str) -> Decision | None:
+    """A run queued at T because ``max_active_runs`` (MAX_CONCURRENT) runs of its DAG were running."""
     limit = facts.max_active_runs
     others = [r for r in facts.runs if r is not run and r.run_type != "backfill" and r.in_flight_at(facts.at)]
     running = [r for r in others if r.start_date is not None and r.start_date <= facts.at]
-    if limit is not None and len(running) >= limit:
-        decision = Decision(
-            "queued_max_active_runs",
-            f"Queued: {label} was created as {run.run_id!r} but waits: max_active_runs={limit} "
-            f"(MAX_CONCURRENT) was reached by {names([r.run_id for r in running[:5]])}.",
-        )
-        for other in running[:5]:
-            decision.add("airflow", "occupied", f"{run_words(other)} held a slot.", run_record(other))
-        return decision
-    return Decision("queued", f"Queued: {label} was created as {run.run_id!r} and had not started at T.")
+    if limit is None or len(running) < limit:
+        return None
+    decision = Decision(
+        "queued_max_active_runs",
+        f"Queued: {label} was created as {run.run_id!r} but waits: max_active_runs={limit} "
+        f"(MAX_CONCURRENT) was reached by {names([r.run_id for r in running[:5]])}.",
+    )
+    for other in running[:5]:
+        decision.add("airflow", "occupied", f"The {run_words(other)} held a slot.", run_record(other))
+    return decision
 
 
 def _changed_since(facts: Facts, decision: Decision) -> None:

@@ -9,8 +9,10 @@ The evidence around the verdict (the schedule in force, what happens next) is wr
 
 from __future__ import annotations
 
+from .schedules import duration_text
 from .why_blockers import no_run_decision
 from .why_facts import Facts
+from .why_models import Evidence
 from .why_runs import Decision, run_decision
 from .why_words import names, run_record, run_words, when
 
@@ -161,7 +163,7 @@ def _schedule_evidence(facts: Facts, decision: Decision) -> None:
             ("bounds", f"Runs are bounded by start_date {when(view.start)} and end_date {when(view.end)}.", None)
         )
     if view.phase:
-        items.append(("phase", f"Each run may start {view.phase} after its occurrence (phase).", None))
+        items.append(("phase", f"Each run may start {duration_text(view.phase)} after its occurrence (phase).", None))
     items.append(("catch_up", f"Catch-up: {view.policy_words()}.", None))
     items.extend(("dst", finding.text[0].upper() + finding.text[1:] + ".", None) for finding in facts.clock)
     if view.steps_cut:
@@ -169,8 +171,6 @@ def _schedule_evidence(facts: Facts, decision: Decision) -> None:
             ("steps", "Stepped at most 64 occurrences from the newest run before T; later ones are not listed.", None)
         )
     for index, (fact, text, record) in enumerate(items):
-        from .why_models import Evidence
-
         add(index, Evidence(section="schedule", fact=fact, text=text, record=record))
 
 

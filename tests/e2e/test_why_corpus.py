@@ -242,7 +242,9 @@ def _fan_in(c: Corpus) -> None:
     c.set_paused("c_src_a_load", False)
     child = c.wait_runs("c_child", 1)[0]
     c.facts["child"] = child.run_id
-    c.answers["stale_parent"] = c.why("c_child", child.run_after)  # the moment it was released
+    # Its note (which parents released it, which were stale) is written when it starts: ask as it started.
+    started = c.wait("the child run to start", lambda: c.started("c_child", child.run_id))
+    c.answers["stale_parent"] = c.why("c_child", started)
     c.wait_runs("c_src_a_load", 2)  # a second fire of c_src_a, and none of c_src_b: the child waits for it
     c.set_paused("c_src_a_load", True)
     c.answers["after_parent"] = c.why("c_child")
@@ -252,8 +254,8 @@ def _manual(c: Corpus) -> None:
     _run_alone(c, "c_manual")
     run_id = c.trigger("c_manual")
     c.facts["manual"] = run_id
-    started = c.wait("the manual run to start", lambda: c.run("c_manual", run_id).state == "running" and now())
-    c.answers["manual"] = c.why("c_manual", started)
+    started = c.wait("the manual run to start", lambda: c.started("c_manual", run_id))
+    c.answers["manual"] = c.why("c_manual", started + SECOND)
     c.set_paused("c_manual", True)
 
 

@@ -112,6 +112,13 @@ class Corpus:
     def run(self, dag_id: str, run_id: str) -> StoredRun:
         return next(run for run in self.runs(dag_id) if run.run_id == run_id)
 
+    def started(self, dag_id: str, run_id: str) -> datetime.datetime | None:
+        """When the run started (None: not yet)."""
+        from .harness import _utc
+
+        rows = self.home.query("SELECT start_date FROM dag_run WHERE dag_id = ? AND run_id = ?", dag_id, run_id)
+        return _utc(rows[0][0]) if rows else None
+
     def task_state(self, dag_id: str, run_id: str, task_id: str) -> str | None:
         rows = self.home.query(
             "SELECT state FROM task_instance WHERE dag_id = ? AND run_id = ? AND task_id = ?", dag_id, run_id, task_id
