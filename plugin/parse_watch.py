@@ -141,6 +141,8 @@ def observe(session: Session) -> int:
             state = {"state": "restored", "last_parsed": None if last_parsed is None else last_parsed.isoformat()}
             session.add(Log(EVENT, owner=OWNER, dag_id=dag_id, extra=json.dumps(state)))
             written += 1
+    if written:
+        session.flush()  # seen by the next observation in this session too
     return written
 
 
@@ -154,18 +156,22 @@ class ParseWatch(threading.Thread):
 
     def run(self) -> None:
         from airflow.utils.session import create_session
-        from airflow.utils.state import JobState
 
-        # The job's type is set after on_starting, its state once it runs: look after the first wait.
-        while not self.stopped.wait(self.period):
-            if getattr(self.job, "job_type", None) != DAG_PROCESSOR_JOB or self.job.state != JobState.RUNNING:
-                return
+        # The job's type is set after on_starting: look once, after the first wait. Its other
+        # attributes belong to the job's own thread and session (reading its state from here may
+        # reload it there), so the watch runs until the job stops it (before_stopping).
+        if self.stopped.wait(self.period) or getattr(self.job, "job_type", None) != DAG_PROCESSOR_JOB:
+            return
+        log.info("tessera: recording DAG parse states every %.0f s", self.period)
+        while True:
             try:
                 with create_session() as session:
                     if observe(session):
                         log.info("tessera: recorded DAG parse-state changes at %s", utcnow())
             except Exception:  # one missed observation; the next period looks again
                 log.warning("tessera: could not record DAG parse states", exc_info=True)
+            if self.stopped.wait(self.period):
+                return
 
     def stop(self) -> None:
         self.stopped.set()

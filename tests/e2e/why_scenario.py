@@ -126,7 +126,27 @@ class Corpus:
         return rows[0][0] if rows else None
 
     def wait(self, what: str, probe: Callable[[], Any], timeout: float = WAIT) -> Any:
-        return self.home.wait_for(what, probe, timeout=timeout, interval=1)
+        """Poll ``probe`` until it answers; a scheduler that crashed meanwhile is started again.
+
+        On SQLite under load, Airflow's scheduler can die of a write race with the API server
+        (``StaleDataError`` on ``dag_run``); an operator restarts it, and so does the corpus (the
+        gap it leaves is in the job table, where the answers read it). Any other process dying fails.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.home.check_alive()
+            except AssertionError as died:
+                if "airflow scheduler exited" not in str(died):
+                    raise
+                self.facts.setdefault("scheduler_restarts", []).append((now(), str(died)))
+                self.home.start("scheduler", "scheduler")
+            found = probe()
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+            time.sleep(1)
 
     def wait_runs(self, dag_id: str, count: int, *, after: datetime.datetime | None = None) -> list[StoredRun]:
         def enough() -> list[StoredRun] | None:
