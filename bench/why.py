@@ -48,6 +48,7 @@ def _history(runs_per_dag: int, log_entries: int) -> float:
     from airflow.models.dag_version import DagVersion
     from airflow.models.dagrun import DagRun
     from airflow.models.log import Log
+    from airflow.models.serialized_dag import SerializedDagModel
     from airflow.models.taskinstance import TaskInstance
     from airflow.utils.session import create_session
     from sqlalchemy import insert, select, update
@@ -55,9 +56,10 @@ def _history(runs_per_dag: int, log_entries: int) -> float:
     begin = time.perf_counter()
     with create_session() as session:
         dag_ids = list(session.scalars(select(DagModel.dag_id).order_by(DagModel.dag_id)))
-        versions = dict(session.execute(select(DagVersion.dag_id, DagVersion.id)))
+        versions = {dag_id: version for dag_id, version in session.execute(select(DagVersion.dag_id, DagVersion.id))}
         oldest = NOW - STEP * (runs_per_dag + 10)
         session.execute(update(DagVersion).values(created_at=oldest))
+        session.execute(update(SerializedDagModel).values(created_at=oldest, last_updated=oldest))
         runs, tis = [], []
         for dag_id in dag_ids:
             for k in range(runs_per_dag):
@@ -145,6 +147,7 @@ def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
     times: dict[str, list[float]] = {name: [] for name in instants}
     reads: dict[str, list[Reads]] = {name: [] for name in instants}
     causes: dict[str, set[str]] = {name: set() for name in instants}
+    slowest: dict[str, tuple[float, str]] = {name: (0.0, "") for name in instants}
     for dag_id in sample:  # warm: the first answer of each DAG decodes its stored versions
         client.get(f"/tessera/api/v1/dags/{dag_id}/why", headers=headers)
     for _ in range(args.rounds):
@@ -157,7 +160,9 @@ def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
                 try:
                     start = time.perf_counter()
                     answer = client.get(f"/tessera/api/v1/dags/{dag_id}/why{query}", headers=headers)
-                    times[name].append(time.perf_counter() - start)
+                    spent = time.perf_counter() - start
+                    times[name].append(spent)
+                    slowest[name] = max(slowest[name], (spent, dag_id))
                 finally:
                     event.remove(engine, "before_cursor_execute", counted.before)
                     event.remove(engine, "after_cursor_execute", counted.after)
@@ -182,6 +187,7 @@ def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
             "max s": round(max(values), 3),
             "SQL per answer (max)": max(r.statements for r in reads[name]),
             "rows read (max)": max(r.rows for r in reads[name]),
+            "slowest": slowest[name][1],
             "causes": ", ".join(sorted(causes[name])),
         }
         for name, values in times.items()
@@ -192,7 +198,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dags", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=100, help="scheduled runs per DAG")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sqlite", action="store_true", help="SQLite instead of a throwaway PostgreSQL")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args(argv if argv is not None else [])

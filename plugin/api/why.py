@@ -9,7 +9,7 @@ timetable is read through its public plan, Airflow's own through ``next_dagrun_i
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -60,13 +60,14 @@ def explain(
     dag_id: str,
     *,
     at: datetime.datetime | None = None,
-    readable: Collection[str] | None = None,
+    readable: Callable[[], Collection[str]] | None = None,
     now: datetime.datetime | None = None,
 ) -> WhyAnswer:
     """Why ``dag_id`` did or did not run at ``at`` (default now).
 
-    ``readable``: the DAG ids the caller may read, which decides whether an import error's text
-    is shown (Airflow shows it only to whoever may read every DAG of its file); None shows it.
+    ``readable``: gives the DAG ids the caller may read, which decides whether an import error's
+    text is shown (Airflow shows it only to whoever may read every DAG of its file); asked only
+    when the DAG's file has an import error. None shows it.
     :raises NotFound: no such DAG.
     """
     now = now or utcnow()

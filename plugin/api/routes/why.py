@@ -50,4 +50,4 @@ At = Annotated[
 @router.get("/api/v1/dags/{dag_id}/why", dependencies=[read_runs, read_audit_log])
 def get_why(dag_id: str, session: SessionDep, user: GetUserDep, at: At = None) -> WhyAnswer:
     """One verdict sentence, then the evidence: what the schedule decided, what Airflow did, what happens next."""
-    return explain(session, dag_id, at=at, readable=readable(user))
+    return explain(session, dag_id, at=at, readable=lambda: readable(user))
