@@ -158,10 +158,9 @@ def _schedule_evidence(facts: Facts, decision: Decision) -> None:
                 None,
             )
         )
-    if view.start is not None or view.end is not None:
-        items.append(
-            ("bounds", f"Runs are bounded by start_date {when(view.start)} and end_date {when(view.end)}.", None)
-        )
+    bounds = [f"{name} {when(value)}" for name, value in (("start_date", view.start), ("end_date", view.end)) if value]
+    if bounds:
+        items.append(("bounds", f"Runs are bounded by the DAG's {' and '.join(bounds)}.", None))
     if view.phase:
         items.append(("phase", f"Each run may start {duration_text(view.phase)} after its occurrence (phase).", None))
     items.append(("catch_up", f"Catch-up: {view.policy_words()}.", None))

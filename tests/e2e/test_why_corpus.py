@@ -142,7 +142,7 @@ def _cli_examples(c: Corpus) -> None:
     asks = [
         ["why", "c_paused"],
         ["why", "c_dst", "--at", "2026-03-29T01:30:00Z"],
-        ["why", "c_changed", "--at", (c.run("c_changed", c.facts["changed"]).run_after + SECOND).isoformat()],
+        ["why", "c_changed", "--at", (c.started("c_changed", c.facts["changed"]) + SECOND).isoformat()],
     ]
     outputs = []
     for argv in asks:
@@ -306,7 +306,7 @@ def _changed(c: Corpus) -> None:
         lambda: [r for r in c.runs("c_changed") if "~interval:20s" in r.run_id and r.created_at > edited],
     )
     c.facts["changed"] = old.run_id
-    c.answers["changed"] = c.why("c_changed", old.run_after + SECOND)
+    c.answers["changed"] = c.why("c_changed", c.started("c_changed", old.run_id) + SECOND)  # as it ran
 
 
 def _broken(c: Corpus) -> None:
