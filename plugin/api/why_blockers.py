@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from .schedules import duration_text
 from .why_facts import Facts
-from .why_runs import Decision
+from .why_models import Decision
+from .why_records import RunRow
 from .why_schedule import newer_due
 from .why_words import ago, job_record, job_words, run_record, when
 
@@ -150,6 +151,33 @@ def _covering_skips(facts: Facts, due: datetime.datetime, decision: Decision) ->
     return reason
 
 
+def blocker_at(facts: Facts, due: datetime.datetime) -> Blocker | None:
+    """The first condition that stopped a run at ``due``: a broken or stale file, a pause, no scheduler, no slot."""
+    for check in (_parse_blocker, _pause_blocker, _scheduler_blocker, _slots_blocker):
+        if (blocker := check(facts, due)) is not None:
+            return blocker
+    return None
+
+
+def late_decision(facts: Facts, run: RunRow, label: str) -> Decision:
+    """The occurrence's run exists but was created after T: what held it until then."""
+    focus = facts.view.focus
+    assert focus is not None
+    blocker = blocker_at(facts, focus.run_after)
+    late = f"{run.run_id!r}, created {when(run.created)} ({ago(focus.run_after, run.created)} after it came due)"
+    if blocker is None:
+        decision = Decision("late", f"No run yet at T: {label} came due at {when(focus.run_after)}; its run is {late}.")
+        decision.missing.append(f"a record of what held the run of {label} until it was created")
+    else:
+        until = f"when {blocker.ended_words} at {when(blocker.ended)}" if blocker.ended else "later"
+        decision = Decision(
+            blocker.cause, f"No run yet at T: {label} had no run because {blocker.text}; {until} it ran late as {late}."
+        )
+        decision.add("airflow", blocker.cause, blocker.text[0].upper() + blocker.text[1:] + ".", blocker.record)
+    decision.missing.extend(facts.missing)
+    return decision
+
+
 def no_run_decision(facts: Facts) -> Decision:
     view = facts.view
     focus = view.focus
@@ -164,10 +192,7 @@ def no_run_decision(facts: Facts) -> Decision:
             [],
             [],
         )
-    blocker = None
-    for check in (_parse_blocker, _pause_blocker, _scheduler_blocker, _slots_blocker):
-        if (blocker := check(facts, due)) is not None:
-            break
+    blocker = blocker_at(facts, due)
     newer = next((r for r in [*facts.runs, *facts.later] if r.automated and r.run_after > due), None)
     decision = Decision("unexplained", "")
     recorded = _covering_skips(facts, due, decision)

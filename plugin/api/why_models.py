@@ -10,6 +10,7 @@ Nothing here carries a run's ``conf``, a cursor value or a function's input or o
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -54,8 +55,8 @@ class WhyAnswer(BaseModel):
     dag_id: str
     at: datetime.datetime = Field(description="The instant asked about (UTC).")
     cause: str = Field(
-        description="What decided it, as a stable code: ran, running, queued_max_active_runs, waiting_pool, "
-        "waiting_wave_gate, fire_skipped, paused, broken, file_missing, scheduler_down, passed_over, "
+        description="What decided it, as a stable code: ran, running, late, queued, queued_max_active_runs, "
+        "waiting_pool, waiting_wave_gate, fire_skipped, paused, broken, file_missing, scheduler_down, passed_over, "
         "missed_deadline, max_active_runs, before_start_date, after_end_date, before_dag_existed, dst_gap, "
         "dst_once, not_due_yet, waiting_for_parents, manual_run, backfill_run, no_schedule, unexplained."
     )
@@ -68,3 +69,16 @@ class WhyAnswer(BaseModel):
     missing: list[str] = Field(
         default_factory=list, description="Records the answer needed and could not find (cleaned, never written)."
     )
+
+
+@dataclass
+class Decision:
+    """A verdict being built: its cause, its sentence, the evidence and the missing records."""
+
+    cause: str
+    verdict: str
+    evidence: list[Evidence] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    def add(self, section: Section, fact: str, text: str, record: str | None = None) -> None:
+        self.evidence.append(Evidence(section=section, fact=fact, text=text, record=record))

@@ -3,31 +3,20 @@
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, field
 
 from tessera.operators.functions.record import Phase
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_record import RunRecord
 
 from .schedules import duration_text
+from .why_blockers import blocker_at, late_decision
 from .why_facts import Facts
-from .why_models import Evidence
+from .why_models import Decision
 from .why_records import RunRow
 from .why_words import ago, names, run_record, run_words, trigger_words, when
 
 STALE_NOTE = "Stale parents"
 """How the AFTER release note starts when a parent was stale (``tessera.operators.fan_in.freshness``)."""
-
-
-@dataclass
-class Decision:
-    cause: str
-    verdict: str
-    evidence: list[Evidence] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-
-    def add(self, section: str, fact: str, text: str, record: str | None = None) -> None:
-        self.evidence.append(Evidence(section=section, fact=fact, text=text, record=record))  # type: ignore[arg-type]
 
 
 def _label(facts: Facts, run: RunRow) -> str:
@@ -55,6 +44,8 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
             f"Recorded skip of {task!r}: {record.reason}: {record.message}",
             f"audit log #{logged.log_id} (tessera.skip)" if logged else f"fire record of {task!r} in {run.run_id!r}",
         )
+    elif run is facts.occurrence_run and run.created > facts.at:
+        decision = late_decision(facts, run, label)  # no run existed yet at T: what held it
     elif (held := _held(facts, run)) is not None:
         decision = held
     elif _queued_at(run, facts.at) and (full := _slots_full(facts, run, label)) is not None:
@@ -180,9 +171,14 @@ def _late(facts: Facts, run: RunRow, decision: Decision) -> None:
     focus = facts.view.focus
     if run is not facts.occurrence_run or focus is None or run.queued_at is None:
         return
-    if (run.queued_at - focus.run_after).total_seconds() > 60:
+    if (run.queued_at - focus.run_after).total_seconds() > 60 and run.created <= facts.at:
         late = ago(focus.run_after, run.queued_at)
-        decision.add("airflow", "late", f"It was created {late} after it came due ({when(focus.run_after)}).")
+        blocker = blocker_at(facts, focus.run_after)
+        why = "" if blocker is None else f": {blocker.text}"
+        record = None if blocker is None else blocker.record
+        decision.add(
+            "airflow", "late", f"It was created {late} after it came due ({when(focus.run_after)}){why}.", record
+        )
 
 
 def _backfill(facts: Facts, run: RunRow, decision: Decision) -> None:

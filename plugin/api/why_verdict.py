@@ -12,8 +12,8 @@ from __future__ import annotations
 from .schedules import duration_text
 from .why_blockers import no_run_decision
 from .why_facts import Facts
-from .why_models import Evidence
-from .why_runs import Decision, run_decision
+from .why_models import Decision, Evidence
+from .why_runs import run_decision
 from .why_words import names, run_record, run_words, when
 
 

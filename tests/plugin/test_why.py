@@ -387,3 +387,15 @@ def test_a_version_rewritten_in_place_after_t_names_the_missing_definition(sessi
         session.commit()
     assert "dag_version 1 was rewritten in place 2026-11-30 12:30:00 UTC, after T" in texts(answer)
     assert answer.missing == ["the definition in force at T (dag_version 1 was rewritten)"]
+
+
+def test_a_run_created_after_t_says_what_held_it_until_then(session):
+    scheduler_job(session, at(-60), NOW)
+    pause = logged(session, "patch_dag", "why_every", at(2), {"is_paused": True})
+    logged(session, "patch_dag", "why_every", at(6), {"is_paused": False})
+    late = run(session, "why_every", at(5), created=at(6))
+    answer = ask(session, "why_every", at(5.5))
+    assert answer.cause == "paused", answer.verdict
+    assert answer.verdict.startswith("No run yet at T: the 2026-11-30 12:05:00 UTC occurrence had no run because")
+    assert f"when it was unpaused at 2026-11-30 12:06:00 UTC it ran late as {late.run_id!r}" in answer.verdict
+    assert f"audit log #{pause} (patch_dag)" in texts(answer)
