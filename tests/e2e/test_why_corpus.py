@@ -105,8 +105,10 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     finally:
         home.stop()
         keep_artifacts_if_failed(home, request, failed_before)
-        if request.session.testsfailed > failed_before:
-            (ARTIFACTS / f"why-answers-{request.param}.json").write_text(json.dumps(corpus.answers, indent=2))
+        # Every answer the corpus got (the report's table is made from it), whether or not a test failed.
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        record = {"answers": corpus.answers, "facts": corpus.facts}
+        (ARTIFACTS / f"why-answers-{request.param}.json").write_text(json.dumps(record, indent=2, default=str))
 
 
 # -- the scenario --------------------------------------------------------------------------------
