@@ -219,10 +219,20 @@ def decide(facts: Facts) -> Decision:
         decision = _no_clock(facts)
     else:
         decision = _schedule_decision(facts)
-    if facts.broken is not None:
-        decision.add(
-            "airflow", "broken_now", f"The DAG's file is broken now: {facts.broken.text}.", facts.broken.record
-        )
+    broken = facts.broken
+    if broken is not None:
+        decision.add("airflow", "broken_now", f"The DAG's file is broken now: {broken.text}.", broken.record)
+        began = broken.since or broken.last_parsed
+        if (
+            broken.blocks
+            and decision.cause not in ("broken", "file_missing")
+            and began is not None
+            and began <= facts.at
+        ):
+            what = "is gone" if broken.reason == "FileMissing" else f"fails to import ({broken.reason})"
+            decision.verdict += (
+                f" Since {when(began)} the DAG's file {what}: Airflow creates no new run of it until it parses again."
+            )
     _schedule_evidence(facts, decision)
     _next_evidence(facts, decision)
     return decision

@@ -152,3 +152,14 @@ def test_an_import_error_is_hidden_from_a_caller_who_may_not_read_every_dag_of_i
         without_sibling = broken_dags(session, readable={BROKEN, HEALTHY}, dag_ids=[BROKEN])[BROKEN]
     assert everyone.message.startswith("every: '7m' does not divide a day evenly")
     assert (without_sibling.message, without_sibling.reason) == (HIDDEN, "ScheduleInvalid")
+
+
+def test_why_about_an_occurrence_before_the_break_still_says_the_file_is_broken_now(api):
+    answer = api.call(
+        "GET", f"/tessera/api/v1/dags/{MISSING}/why", user="viewer", params={"at": "2026-11-30T12:03:10Z"}
+    )
+    assert answer.status_code == 200, answer.text
+    verdict = answer.json()["verdict"]
+    assert verdict.endswith(
+        "Since 2026-11-30 12:03:00 UTC the DAG's file is gone: Airflow creates no new run of it until it parses again."
+    )

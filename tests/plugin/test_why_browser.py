@@ -31,6 +31,14 @@ with DAG("{DAG_ID}", schedule=Every("10s", phase=Fixed("0s")), catchup=False,
          start_date=datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)):
     pass
 """
+BROKEN_DAG = "why_ui_broken"
+BROKEN_FILE = f"""
+from airflow.sdk import DAG
+from tessera.timetables import Every
+
+with DAG("{BROKEN_DAG}", schedule=Every("{{every}}"), start_date=None):
+    pass
+"""
 LAPTOP = {"width": 1280, "height": 800}
 
 pytestmark = [
@@ -45,6 +53,7 @@ def why_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     shutil.rmtree(home.dags)
     home.dags.mkdir()
     (home.dags / "why_ui.py").write_text(DAG_FILE)
+    (home.dags / "why_ui_broken.py").write_text(BROKEN_FILE.format(every="1h"))
     passwords = home.root / "passwords.json"
     passwords.write_text(json.dumps(PASSWORDS))
     port = _free_port()
@@ -55,6 +64,7 @@ def why_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
         AIRFLOW__API_AUTH__JWT_SECRET="tessera-why-ui-" + "s" * 64,
         AIRFLOW__API__SECRET_KEY="tessera-why-ui-key",
         AIRFLOW__API__BASE_URL=base,
+        AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL="5",
     )
     failed_before = request.session.testsfailed
     try:
@@ -64,7 +74,10 @@ def why_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
         home.start("scheduler", "scheduler")
         home.start("api-server", "api-server", "--host", "127.0.0.1", "--port", str(port))
         home.wait_for("the API server", lambda: _api(base, "GET", "/api/v2/monitor/health")[0] == 200, timeout=300)
-        home.wait_for(f"{DAG_ID} to be parsed", lambda: home.is_parsed(DAG_ID), timeout=300)
+        home.wait_for(
+            "the DAGs to be parsed", lambda: home.is_parsed(DAG_ID) and home.is_parsed(BROKEN_DAG), timeout=300
+        )
+        (home.dags / "why_ui_broken.py").write_text(BROKEN_FILE.format(every="7m"))  # a bad edit: an import error
         status, login = _api_settled(base, "POST", "/auth/token", body={"username": "admin", "password": "admin-pw"})
         assert status == 201
         token = login["access_token"]
@@ -73,6 +86,9 @@ def why_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
         home.wait_for(f"a run of {DAG_ID}", lambda: home.runs(DAG_ID), timeout=120)
         assert _api_settled(base, "PATCH", path, token=token, body={"is_paused": True})[0] == 200
         time.sleep(12)  # an occurrence comes due while the DAG is paused
+        status = f"/tessera/api/v1/dags/{BROKEN_DAG}/status"
+        broken = lambda: (_api(base, "GET", status, token=token)[1].get("broken") or {}).get("reason")  # noqa: E731
+        home.wait_for("the bad edit to be seen", broken, timeout=120)
         yield AirflowUi(base, home, token)
     finally:
         home.stop()
@@ -150,4 +166,19 @@ def test_a_click_on_the_timeline_asks_about_that_instant(why_ui, chromium):
     dialog.locator("#why-at").fill("2025-06-01T00:00:00")
     dialog.locator("button[value=ask]").click()
     expect(dialog.locator(".why-verdict")).to_have_text(re.compile(r"^Not owed: the DAG was first stored "))
+    page.close()
+
+
+def test_a_dag_whose_file_broke_keeps_its_row_with_the_reason(why_ui, chromium):
+    from playwright.sync_api import expect
+
+    page, frame = _open(why_ui, chromium)
+    row = frame.locator(f'tr.dag[data-dag-id="{BROKEN_DAG}"]')
+    expect(row).to_be_visible(timeout=60_000)
+    expect(row.locator(".chip.bad").first).to_have_attribute("title", re.compile(r"^ScheduleInvalid: every: '7m'"))
+    row.locator("button.why").click()
+    verdict = frame.locator("dialog#why-dialog .why-verdict")
+    expect(verdict).to_have_text(
+        re.compile(r"the DAG's file fails to import \(ScheduleInvalid\): Airflow creates no new")
+    )
     page.close()
