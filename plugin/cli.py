@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--load", action="store_true", help="run starts per minute over the next 24 h, every DAG")
     plan.add_argument("--from", dest="from_date", help="backfill preview: as --from-date, with a zone")
     plan.add_argument("--to", dest="to_date", help="backfill preview: as --to-date, with a zone")
+    from . import cli_why  # `tessera why DAG_ID [--at T]`
+
+    cli_why.add_parser(commands)
     return parser
 
 
@@ -193,6 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
     args = _parser().parse_args(argv)
+    if args.command == "why":
+        from . import cli_why
+
+        return cli_why.run(args)
     try:
         if args.api is not None:
             api_url(args.api)

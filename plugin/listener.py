@@ -14,7 +14,8 @@ Each hook runs the feature steps that react to a dag run's state, in this order:
 * ``on_dag_run_success``: the fan-in fire record, then the wave gate;
 * ``on_starting`` / ``before_stopping`` (an Airflow job, e.g. the scheduler, starts or stops):
   the cursor functions' health gauges (:mod:`tessera.operators.functions.health`), which
-  run only in a scheduler;
+  run only in a scheduler, and the parse-state record (:mod:`tessera.plugin.parse_watch`),
+  which runs only in a dag-processor;
 * ``on_task_instance_success`` (in the worker, once the task's success is stored): a clean
   cursor fire's health gauge point, 0.
 
@@ -142,6 +143,12 @@ def on_starting(component: Any) -> None:
         job_starting(component)
     except Exception:
         log.exception("tessera: the health gauges did not start; the job runs without them")
+    try:
+        from tessera.plugin import parse_watch
+
+        parse_watch.job_starting(component)
+    except Exception:
+        log.exception("tessera: the parse-state record did not start; the job runs without it")
 
 
 @hookimpl
@@ -152,6 +159,12 @@ def before_stopping(component: Any) -> None:
         job_stopping(component)
     except Exception:
         log.exception("tessera: the health gauges did not stop cleanly")
+    try:
+        from tessera.plugin import parse_watch
+
+        parse_watch.job_stopping(component)
+    except Exception:
+        log.exception("tessera: the parse-state record did not stop cleanly")
 
 
 @hookimpl

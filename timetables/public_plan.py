@@ -9,12 +9,34 @@ period by the DAG's dates exactly as ``next_dagrun_info_v2`` does.
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from ._time.from_last_run import origin_for
 from ._time.plan import Plan, PlannedRun
 from .instants import from_us, to_us
 from .run_info import RunSchedule
 from .run_record import RunRecord
+
+_CLOCK_PROBE = datetime.timedelta(hours=12)
+"""Offsets are compared this far apart when looking for clock changes: zones change theirs months apart."""
+MAX_CLOCK_SPAN = datetime.timedelta(days=400)
+"""The longest span :meth:`PublicPlan.clock_changes` searches (about 800 offset look-ups at most)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClockChange:
+    """The schedule's zone changed its UTC offset at ``at``: a gap (the clock jumps ahead) or a fold."""
+
+    at: datetime.datetime
+    offset_before: datetime.timedelta
+    offset_after: datetime.timedelta
+
+    @property
+    def is_gap(self) -> bool:
+        """True when wall-clock readings were skipped (spring forward), False when repeated (fall back)."""
+        return self.offset_after > self.offset_before
 
 
 class PublicPlan:
@@ -76,6 +98,76 @@ class PublicPlan:
         )
         return [self._schedule(run) for run in runs]
 
+    def due_at_or_before(
+        self,
+        at: datetime.datetime,
+        *,
+        start_date: datetime.datetime | None = None,
+        end_date: datetime.datetime | None = None,
+        anchor: datetime.datetime | None = None,
+    ) -> RunSchedule | None:
+        """The newest run the schedule makes due (``run_after``) at or before ``at``; ``None`` before the first.
+
+        The bounds and ``anchor`` mean what they mean for :meth:`upcoming`, so the run is one the
+        scheduler creates (or would have, had nothing stopped it); past ``end_date`` it is the last one.
+        """
+        plan = self._plan
+        moment = to_us(at)
+        anchored = plan.anchored_at(
+            origin_for(
+                last=None if anchor is None else plan.occurrence_of_window_end(to_us(anchor)),
+                earliest=None if start_date is None else to_us(start_date),
+                moment=moment,
+                phase=plan.phase,
+            )
+        )
+        first, last = anchored.period_bounds(
+            None if start_date is None else to_us(start_date), None if end_date is None else to_us(end_date)
+        )
+        occurrence = anchored.cadence.at_or_before(moment - plan.phase)
+        if last is not None and occurrence > last:
+            occurrence = last
+        if first is not None and occurrence < first:
+            return None
+        return self._schedule(anchored.run(occurrence))
+
+    @property
+    def catch_up_limit(self) -> int:
+        """How many due occurrences the schedule runs after downtime (1: only the newest; the catch-up policy)."""
+        return self._catch_up.backlog  # type: ignore[attr-defined]  # TesseraTimetable's
+
+    @property
+    def dst_rule(self) -> str | None:
+        """What the schedule does with a wall-clock time a DST change skips or repeats; ``None`` on absolute time."""
+        if not self.is_wall_clock:
+            return None
+        policy = getattr(self, "_dst", None)  # Cron's DST policy; calendar cadences have one rule
+        if policy == "cronjob":
+            return "a time the clock skips never fires; a time it repeats fires at both instants (CronJob)"
+        if policy == "once":
+            return (
+                "each wall-clock time fires once: a repeated one at its first instant, a skipped one when the gap ends"
+            )
+        return "a skipped wall-clock time runs when the gap ends; a repeated one runs once, at its first instant"
+
+    def clock_changes(self, start: datetime.datetime, end: datetime.datetime) -> list[ClockChange]:
+        """The UTC-offset changes of the schedule's zone in ``(start, end]``; empty on absolute time.
+
+        At most :data:`MAX_CLOCK_SPAN` after ``start`` is searched.
+        """
+        if not self.is_wall_clock or end <= start:
+            return []
+        zone = ZoneInfo(self.timezone)
+        end = min(end, start + MAX_CLOCK_SPAN)
+        changes, low = [], start
+        while low < end:
+            high = min(low + _CLOCK_PROBE, end)
+            before, after = low.astimezone(zone).utcoffset(), high.astimezone(zone).utcoffset()
+            if before != after:
+                changes.append(ClockChange(_offset_change(zone, low, high), before, after))  # type: ignore[arg-type]
+            low = high
+        return changes
+
     def run_of(self, window_end: datetime.datetime) -> RunSchedule:
         """The schedule facts of the run whose window ends at ``window_end`` (a stored run's data interval end)."""
         return self._schedule(self._plan.run(self._plan.occurrence_of_window_end(to_us(window_end))))
@@ -118,3 +210,15 @@ class PublicPlan:
     def _partition_key(self, run: PlannedRun) -> str | None:
         partition = self._partition_of(run.occurrence)  # type: ignore[attr-defined]  # PartitionPlan's
         return None if partition is None else partition[1]
+
+
+def _offset_change(zone: ZoneInfo, low: datetime.datetime, high: datetime.datetime) -> datetime.datetime:
+    """The first instant in ``(low, high]`` with ``high``'s offset (one change between them), to the second."""
+    offset = high.astimezone(zone).utcoffset()
+    while high - low > datetime.timedelta(seconds=1):
+        middle = low + (high - low) / 2
+        if middle.astimezone(zone).utcoffset() == offset:
+            high = middle
+        else:
+            low = middle
+    return high.replace(microsecond=0) if high.microsecond else high

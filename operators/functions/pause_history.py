@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow.models.log import Log
 from sqlalchemy import select
@@ -115,3 +115,50 @@ def paused_spans(
             spans.append((start, change.at))
             start = None
     return spans
+
+
+@dataclass(frozen=True)
+class LoggedPause:
+    """One pause change with the audit-log entry that records it (for answers that cite their proof)."""
+
+    log_id: int
+    at: datetime.datetime
+    paused: bool
+    event: str
+    """``patch_dag`` (UI or REST) or ``cli_dag_pause`` / ``cli_dag_unpause``."""
+
+
+def logged_pauses(
+    session: Session, dag_id: str, *, at: datetime.datetime, until: datetime.datetime, limit: int = 20
+) -> tuple[LoggedPause | None, list[LoggedPause]]:
+    """The newest pause change at or before ``at``, and the changes after it up to ``until`` (at most ``limit``).
+
+    Two bounded queries. An entry whose ``extra`` does not say the new state is passed over,
+    as :func:`pause_changes` does.
+    """
+    kinds = Log.event.in_([*_CLI, _API])
+    columns = (Log.id, Log.dttm, Log.event, Log.extra)
+    before = session.execute(
+        select(*columns)
+        .where(Log.dag_id == dag_id, kinds, Log.dttm <= at)
+        .order_by(Log.dttm.desc(), Log.id.desc())
+        # a few more than one: a PATCH that changed another field carries no is_paused
+        .limit(5)
+    )
+    after = session.execute(
+        select(*columns)
+        .where(Log.dag_id == dag_id, kinds, Log.dttm > at, Log.dttm <= until)
+        .order_by(Log.dttm, Log.id)
+        .limit(limit)
+    )
+
+    def logged(rows: Any) -> list[LoggedPause]:
+        found = []
+        for log_id, moment, event, extra in rows:
+            paused = _paused_by(event, extra)
+            if paused is not None and moment is not None:
+                found.append(LoggedPause(log_id, moment, paused, event))
+        return found
+
+    newest = logged(before)
+    return (newest[0] if newest else None), logged(after)

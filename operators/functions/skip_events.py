@@ -90,3 +90,38 @@ def newest_passed_over(session: Session, dag_id: str, task_id: str) -> SkipEvent
     )
     events = [event for event in map(SkipEvent.from_json, rows) if event is not None]
     return max(events, key=lambda event: event.last, default=None)
+
+
+@dataclass(frozen=True)
+class LoggedSkip:
+    """A skip event with the audit-log entry that holds it."""
+
+    log_id: int
+    written: datetime.datetime
+    passed_over: bool
+    """True for ticks that never became runs; False for a run whose cursor task was declined."""
+    task_id: str | None
+    run_id: str | None
+    event: SkipEvent
+
+
+def logged_skips(
+    session: Session, dag_id: str, *, since: datetime.datetime, until: datetime.datetime, limit: int = 20
+) -> list[LoggedSkip]:
+    """The DAG's skip events written from ``since`` to ``until``, oldest first (at most ``limit``, one query).
+
+    A passed-over event is written when the next scheduled run starts, so the ticks it covers
+    lie before it was written: ask from the first tick of interest onwards.
+    """
+    rows = session.execute(
+        select(Log.id, Log.dttm, Log.event, Log.task_id, Log.run_id, Log.extra)
+        .where(Log.dag_id == dag_id, Log.event.in_([EVENT, PASSED_OVER]), Log.dttm >= since, Log.dttm <= until)
+        .order_by(Log.dttm, Log.id)
+        .limit(limit)
+    )
+    found = []
+    for log_id, written, name, task_id, run_id, extra in rows:
+        event = SkipEvent.from_json(extra)
+        if event is not None and written is not None:
+            found.append(LoggedSkip(log_id, written, name == PASSED_OVER, task_id, run_id, event))
+    return found

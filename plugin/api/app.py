@@ -23,7 +23,7 @@ from fastapi import status as http
 from fastapi.responses import JSONResponse
 
 from . import errors
-from .routes import backfill, load, page, plan, refresh, status, triggers
+from .routes import backfill, load, page, plan, refresh, status, triggers, why
 
 STATUS_CODES: dict[type[errors.ApiError], int] = {
     errors.NotFound: http.HTTP_404_NOT_FOUND,
@@ -91,6 +91,7 @@ def create_app() -> FastAPI:
     # The fleet's load, backfill previews and asset-driven DAGs in words (the Schedules page's other reads).
     for router in (load.router, backfill.router, triggers.router):
         app.include_router(router)
+    app.include_router(why.router)  # "why did (or didn't) it run at T?"
     app.add_exception_handler(errors.ApiError, refused)
     app.add_middleware(SameOriginFramesOnly)
     return app

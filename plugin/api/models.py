@@ -53,6 +53,17 @@ class Contradiction(_Model):
     source: Literal["import_error", "declared_schedule"]
 
 
+class BrokenModel(_Model):
+    """Why a DAG's file no longer parses (or is gone), and since when; see ``tessera.plugin.api.broken``."""
+
+    reason: str = Field(description="CronInvalid, ScheduleInvalid, InputInvalid, ... SpecInvalid, or FileMissing.")
+    message: str = Field(description="The import error's last line (hidden unless you may read every DAG of its file).")
+    since: Instant | None = Field(description="When it broke: the first failing parse recorded; null: not recorded.")
+    last_parsed: Instant | None = Field(description="The DAG's last successful parse: it broke after this.")
+    stale: bool = Field(description="Airflow stopped scheduling it (before that it runs its last parsed version).")
+    record: str = Field(description="The records that show it (the import error, tessera's parse record).")
+
+
 class DagPlan(_Model):
     dag_id: str
     summary: str
@@ -75,6 +86,7 @@ class DagPlan(_Model):
         default=None,
         description="Why this DAG's plan could not be computed; the row then shows only what its DAG row stores.",
     )
+    broken: BrokenModel | None = Field(default=None, description="Set while the DAG's file does not parse or is gone.")
 
 
 class PlanResponse(_Model):
@@ -168,6 +180,7 @@ class DagStatus(_Model):
         default=None,
         description="Why this DAG's status could not be computed; the row then shows only its DAG row and runs.",
     )
+    broken: BrokenModel | None = Field(default=None, description="Set while the DAG's file does not parse or is gone.")
 
 
 class StatusResponse(_Model):

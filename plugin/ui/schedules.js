@@ -133,7 +133,7 @@ function newRow(dagId) {
   const cells = { dag: el("td", { class: "dag" }), next: el("td", { class: "next" }), outcome: el("td", { class: "outcome" }),
     health: el("td", { class: "health" }), action: el("td", { class: "action" }) };
   const result = el("div", { class: "result", "aria-live": "polite" });
-  cells.action.append(refreshButton(dagId, result), result);
+  cells.action.append(refreshButton(dagId, result), whyButton(dagId), result); // whyButton: why.js
   const main = el("tr", { class: "dag", "data-dag-id": dagId }, Object.values(cells));
   const lane = newLane();
   const note = el("span", { class: "lane-note" });
@@ -178,6 +178,7 @@ function updateLane(row, dag, runs, next, trigger, view) {
     last && last.window_end, error, trigger && trigger.text, next && next.occurrence].join("|");
   if (row.laneKey === key) { moveNow(row.lane, view); return; }
   row.laneKey = key;
+  row.lane.dataset.span = `${view.start},${view.end}`; // why.js turns a click on the lane into an instant
   const capped = runs.length >= PLAN_COUNT && Date.parse(runs[runs.length - 1].run_after) < view.end;
   const shapes = error ? laneShapes([], view, false) : laneShapes(runs, view, capped);
   let note = shapes.note;

@@ -67,6 +67,7 @@ def _answers() -> dict[str, str]:
                        {"type": "Ready", "status": "True", "reason": "RunSucceeded", "message": ""}],
         "cursors": [], "cursor_status": "not a cursor function", "error": None,
     }  # fmt: skip
+
     def plan(occurrences: list[dict]) -> dict:
         return {"dags": [dag(i, occurrences) for i in range(FLEET)], "contradictions": [], "plan_check": "ok"}
 

@@ -17,6 +17,8 @@ UI_ASSETS = {
     "timeline.js": "text/javascript",
     "schedules.js": "text/javascript",
     "load.js": "text/javascript",
+    "why.js": "text/javascript",
+    "why.css": "text/css",
     "schedules.css": "text/css",
     "icon.svg": "image/svg+xml",
 }

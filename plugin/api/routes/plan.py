@@ -7,7 +7,9 @@ from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter
 
+from ..broken_rows import broken_plan, with_broken_plans
 from ..contradictions import all_contradictions
+from ..errors import NotFound
 from ..inputs import After, Count, Until
 from ..models import DagPlan, PlanResponse
 from ..row_errors import plan_row
@@ -34,6 +36,7 @@ def get_plans(
         plan_row(item, after=start, count=count, until=until, contradictions=contradictions)
         for item in scheduled_dags(session, readable=mine)
     ]
+    plans = with_broken_plans(session, plans, mine, after=start)  # broken DAGs keep their rows
     return PlanResponse(dags=plans, contradictions=contradictions, plan_check=check)
 
 
@@ -47,6 +50,13 @@ def get_plan(
     until: Until = None,
 ) -> DagPlan:
     """The next runs of one DAG: run-after, window, phase, timezone, summary, contradictions."""
-    item = scheduled_dag(session, dag_id)
+    mine = readable(user)
+    try:
+        item = scheduled_dag(session, dag_id)
+    except NotFound:  # a DAG whose file broke is stale, but keeps its row with the reason
+        if (row := broken_plan(session, dag_id, mine, after=after or utcnow())) is None:
+            raise
+        return row
     contradictions, _ = all_contradictions(session, user, {dag_id})
-    return plan_row(item, after=after or utcnow(), count=count, until=until, contradictions=contradictions)
+    row = plan_row(item, after=after or utcnow(), count=count, until=until, contradictions=contradictions)
+    return with_broken_plans(session, [row], mine, after=after or utcnow(), dag_ids=[dag_id])[0]

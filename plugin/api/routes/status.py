@@ -6,7 +6,9 @@ from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter
 
+from ..broken_rows import broken_status, with_broken_statuses
 from ..contradictions import all_contradictions
+from ..errors import NotFound
 from ..models import DagStatus, StatusResponse
 from ..row_errors import status_row
 from ..runs import run_histories
@@ -24,12 +26,20 @@ def get_statuses(session: SessionDep, user: GetUserDep) -> StatusResponse:
     contradictions, _ = all_contradictions(session, user, mine)
     items = scheduled_dags(session, readable=mine)
     histories = run_histories(session, [item.dag_id for item in items])
-    return StatusResponse(dags=[status_row(item, contradictions, histories[item.dag_id], session) for item in items])
+    rows = [status_row(item, contradictions, histories[item.dag_id], session) for item in items]
+    return StatusResponse(dags=with_broken_statuses(session, rows, mine))  # broken DAGs keep their rows
 
 
 @router.get("/api/v1/dags/{dag_id}/status", dependencies=[read_runs], responses=refusals(404))
 def get_status(dag_id: str, session: SessionDep, user: GetUserDep) -> DagStatus:
     """One DAG's status; for a cursor function also its three timestamps and conditions."""
-    item = scheduled_dag(session, dag_id)
+    mine = readable(user)
+    try:
+        item = scheduled_dag(session, dag_id)
+    except NotFound:  # a DAG whose file broke is stale, but keeps its row with the reason
+        if (row := broken_status(session, dag_id, mine)) is None:
+            raise
+        return row
     contradictions, _ = all_contradictions(session, user, {dag_id})
-    return status_row(item, contradictions, run_histories(session, [dag_id])[dag_id], session)
+    row = status_row(item, contradictions, run_histories(session, [dag_id])[dag_id], session)
+    return with_broken_statuses(session, [row], mine, [dag_id])[0]

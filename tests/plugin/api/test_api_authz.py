@@ -39,6 +39,7 @@ ACCESS = {
     ("GET", "/api/v1/load"): EVERYONE,  # counts only the DAGs the caller may read
     ("GET", "/api/v1/triggers"): EVERYONE,  # lists only the DAGs the caller may read
     ("GET", "/api/v1/dags/{dag_id}/backfill-preview"): EVERYONE,  # read the DAG
+    ("GET", "/api/v1/dags/{dag_id}/why"): EVERYONE,  # read the DAG's runs and audit log
 }
 """Each route, and the simple-auth-manager roles allowed to call it (the others get 403)."""
 QUERIES = {"/api/v1/dags/{dag_id}/backfill-preview": "?from_date=2026-01-01T00:00:00Z&to_date=2026-01-01T01:00:00Z"}

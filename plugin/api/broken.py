@@ -1,0 +1,205 @@
+"""DAGs whose file no longer parses (or is gone): why, since when, and whether Airflow still schedules them.
+
+One reading, used by the status and plan lists (a broken tessera DAG keeps its row, with the
+specific reason and the time it broke, until the DAG is deleted) and by "why did it not run
+at T?" (was the DAG broken or missing then?). It combines what Airflow holds now, the DAG row
+(``is_stale``, ``has_import_errors``, ``last_parsed_time``: the last successful parse) and the
+file's import error, with the history the dag-processor records
+(:mod:`tessera.plugin.parse_watch`): when the problem started and when it ended.
+
+An import error's text is shown only to a caller who may read every DAG of its file, as
+Airflow's own import-error API does; others get the reason (``CronInvalid``...) without it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow.models.dag import DagModel, DagTag
+from airflow.models.errors import ParseImportError
+from airflow.models.log import Log
+from sqlalchemy import and_, or_, select, tuple_
+
+from tessera.plugin.parse_watch import EVENT, FILE_MISSING, current_problems, last_line, newest_entries, parse_instant
+
+from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+HIDDEN = "the error text is hidden: its file defines DAGs you may not read"
+_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Invalid|Warning): ")
+"""An error line's exception class (``ValueError: ``): the reason already says what kind it is."""
+
+
+@dataclass(frozen=True)
+class Broken:
+    """One DAG whose file fails to import or that Airflow marked stale, as of now."""
+
+    dag_id: str
+    reason: str
+    """``CronInvalid``, ``InputInvalid``, ... (see spec_reasons), ``SpecInvalid``, or ``FileMissing``."""
+    message: str
+    stale: bool
+    """True once Airflow marked the DAG stale (its file gone, or not parsed for its stale threshold)."""
+    since: datetime.datetime | None
+    """When it broke: the first failing parse recorded (None: not recorded, see ``last_parsed``)."""
+    last_parsed: datetime.datetime | None
+    """The last successful parse of the DAG: it broke after this."""
+    record: str
+
+    @property
+    def blocks(self) -> bool:
+        """Whether Airflow creates no new run of it: its file fails to import, or it is stale."""
+        return self.reason != "FileMissing" or self.stale
+
+    @property
+    def text(self) -> str:
+        when = (
+            f"since {_iso(self.since)}" if self.since else f"after its last successful parse {_iso(self.last_parsed)}"
+        )
+        scheduled = "Airflow creates no new run of it" if self.blocks else "Airflow still schedules it"
+        return f"{self.reason}: {self.message} ({when}; {scheduled})"
+
+
+def _iso(moment: datetime.datetime | None) -> str:
+    return (
+        "an unknown time"
+        if moment is None
+        else moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    )
+
+
+def _tessera_ids(session: Session, dag_ids: Collection[str]) -> set[str]:
+    """Which of ``dag_ids`` the tessera surfaces show (a tessera timetable, or a declared schedule's tag)."""
+    tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
+    query = select(DagModel.dag_id).where(
+        DagModel.dag_id.in_(list(dag_ids)),
+        or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged)),
+    )
+    return set(session.scalars(query))
+
+
+def _shown_files(
+    session: Session, files: set[tuple[str, str]], readable: Collection[str] | None
+) -> set[tuple[Any, Any]]:
+    """The (bundle, file) pairs whose every DAG the caller may read (``readable=None``: every file)."""
+    if readable is None or not files:
+        return set(files)
+    rows = session.execute(
+        select(DagModel.bundle_name, DagModel.relative_fileloc, DagModel.dag_id).where(
+            tuple_(DagModel.bundle_name, DagModel.relative_fileloc).in_(list(files))
+        )
+    )
+    hidden = {(bundle, file) for bundle, file, dag_id in rows if dag_id not in readable}
+    return set(files) - hidden
+
+
+def broken_dags(
+    session: Session, *, readable: Collection[str] | None, dag_ids: Collection[str] | None = None
+) -> dict[str, Broken]:
+    """The tessera DAGs (of ``dag_ids``, or all the caller may read) whose file fails or is gone, by id.
+
+    At most five queries whatever the number of DAGs: the problems, the tessera filter, the
+    recorded history, the files' DAGs (for what the caller may see), the errors' text.
+    """
+    wanted = None if dag_ids is None else sorted(set(dag_ids) & set(readable) if readable is not None else dag_ids)
+    problems = current_problems(session, wanted)
+    if readable is not None:
+        problems = {dag_id: p for dag_id, p in problems.items() if dag_id in readable}
+    if not problems:
+        return {}
+    problems = {dag_id: p for dag_id, p in problems.items() if dag_id in _tessera_ids(session, problems)}
+    entries = newest_entries(session, sorted(problems))
+    error_ids = [p["import_error_id"] for p in problems.values() if p["import_error_id"] is not None]
+    errors = {}
+    if error_ids:
+        rows = session.execute(
+            select(
+                ParseImportError.id,
+                ParseImportError.bundle_name,
+                ParseImportError.filename,
+                ParseImportError.stacktrace,
+            ).where(ParseImportError.id.in_(error_ids))
+        )
+        errors = {error_id: (bundle, file, stacktrace) for error_id, bundle, file, stacktrace in rows}
+    shown = _shown_files(session, {(b, f) for b, f, _ in errors.values()}, readable)
+    found = {}
+    for dag_id, problem in sorted(problems.items()):
+        entry = entries.get(dag_id)
+        recorded = entry is not None and entry[2].get("state") == problem["state"]
+        since = parse_instant(entry[2].get("since")) if recorded else None
+        error = errors.get(problem["import_error_id"])
+        if error is None:
+            message = "the DAG file is gone, or no longer defines this DAG"
+        else:
+            message = _EXCEPTION.sub("", last_line(error[2])) if (error[0], error[1]) in shown else HIDDEN
+        proof = [f"import error #{problem['import_error_id']}" if error is not None else "dag row (is_stale)"]
+        if recorded:
+            proof.append(f"audit log #{entry[0]} ({EVENT})")
+        found[dag_id] = Broken(
+            dag_id=dag_id,
+            reason=problem["reason"] if error is not None else FILE_MISSING,
+            message=message,
+            stale=problem["stale"],
+            since=since,
+            last_parsed=parse_instant(problem["last_parsed"]),
+            record=", ".join(proof),
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class ParseEntry:
+    """One recorded parse-state change of a DAG."""
+
+    log_id: int
+    written: datetime.datetime
+    state: str
+    """broken, missing or restored."""
+    stale: bool
+    reason: str | None
+    since: datetime.datetime | None
+
+    @property
+    def blocks(self) -> bool:
+        """Whether Airflow created no new run of the DAG: its file failed to import, or it was stale."""
+        return self.state == "broken" or (self.state == "missing" and self.stale)
+
+
+def parse_entries(
+    session: Session, dag_id: str, *, at: datetime.datetime, until: datetime.datetime
+) -> tuple[ParseEntry | None, list[ParseEntry]]:
+    """The newest recorded parse state at or before ``at``, and the changes after it up to ``until`` (at most 10)."""
+    columns = (Log.id, Log.dttm, Log.extra)
+    mine = and_(Log.dag_id == dag_id, Log.event == EVENT)
+    before = session.execute(
+        select(*columns).where(mine, Log.dttm <= at).order_by(Log.dttm.desc(), Log.id.desc()).limit(1)
+    )
+    after = session.execute(
+        select(*columns).where(mine, Log.dttm > at, Log.dttm <= until).order_by(Log.dttm, Log.id).limit(10)
+    )
+
+    def entry(log_id: int, written: datetime.datetime, extra: str | None) -> ParseEntry:
+        import json
+
+        try:
+            data = json.loads(extra or "{}")
+        except ValueError:
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        return ParseEntry(
+            log_id,
+            written,
+            str(data.get("state")),
+            bool(data.get("stale")),
+            data.get("reason"),
+            parse_instant(data.get("since")),
+        )
+
+    newest = [entry(*row) for row in before]
+    return (newest[0] if newest else None), [entry(*row) for row in after]

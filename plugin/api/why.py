@@ -1,0 +1,92 @@
+"""``why``: did a DAG run at or around an instant T, and why (or why not)? One answer for the API, CLI and page.
+
+:func:`explain` reads the records (:mod:`~tessera.plugin.api.why_facts`), decides
+(:mod:`~tessera.plugin.api.why_verdict`) and shapes the answer
+(:class:`~tessera.plugin.api.why_models.WhyAnswer`). It works for every DAG: a tessera
+timetable is read through its public plan, Airflow's own through ``next_dagrun_info_v2``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from airflow._shared.timezones.timezone import utcnow
+from airflow.models.dag import DagModel
+
+from .errors import NotFound
+from .why_facts import Facts, gather
+from .why_models import OccurrenceModel, RunModel, WhyAnswer
+from .why_verdict import decide
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+
+def _occurrence(facts: Facts) -> OccurrenceModel | None:
+    focus = facts.view.focus
+    if focus is None:
+        return None
+    return OccurrenceModel(
+        nominal=focus.nominal,
+        nominal_local=focus.nominal.astimezone(ZoneInfo(facts.view.timezone)).isoformat(),
+        run_after=focus.run_after,
+        window_start=focus.window_start,
+        window_end=focus.window_end,
+    )
+
+
+def _run(facts: Facts) -> RunModel | None:
+    run = facts.subject
+    if run is None:
+        return None
+    return RunModel(
+        run_id=run.run_id,
+        run_type=run.run_type,
+        state=run.state,
+        run_after=run.run_after,
+        queued_at=run.queued_at,
+        start_date=run.start_date,
+        end_date=run.end_date,
+        triggered_by=run.triggered_by,
+        triggering_user=run.triggering_user,
+    )
+
+
+def explain(
+    session: Session,
+    dag_id: str,
+    *,
+    at: datetime.datetime | None = None,
+    readable: Callable[[], Collection[str]] | None = None,
+    now: datetime.datetime | None = None,
+) -> WhyAnswer:
+    """Why ``dag_id`` did or did not run at ``at`` (default now).
+
+    ``readable``: gives the DAG ids the caller may read, which decides whether an import error's
+    text is shown (Airflow shows it only to whoever may read every DAG of its file); asked only
+    when the DAG's file has an import error. None shows it.
+    :raises NotFound: no such DAG.
+    """
+    now = now or utcnow()
+    at = (at or now).astimezone(datetime.timezone.utc)
+    model = session.get(DagModel, dag_id)
+    if model is None:
+        raise NotFound(f"dag_id: {dag_id!r} is not a DAG Airflow knows (never parsed, or deleted)")
+    facts = gather(session, model, at, now, readable)
+    decision = decide(facts)
+    then, latest = facts.dag.then, facts.dag.now
+    return WhyAnswer(
+        dag_id=dag_id,
+        at=at,
+        cause=decision.cause,
+        verdict=decision.verdict,
+        occurrence=_occurrence(facts),
+        run=_run(facts),
+        schedule_in_force=(then or latest).summary if (then or latest) else "(never stored)",
+        schedule_now=latest.summary if latest else "(never stored)",
+        evidence=decision.evidence,
+        missing=decision.missing,
+    )

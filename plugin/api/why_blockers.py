@@ -1,0 +1,236 @@
+"""An occurrence came due and has no run: which condition stopped it, and what the catch-up policy did after.
+
+The conditions, checked at the instant the occurrence came due, each with the record that
+proves it: the DAG's file broken or missing (tessera's parse record, the import error), the DAG
+paused (Airflow's audit log), no scheduler heartbeating (the job table), ``max_active_runs``
+reached (the runs holding it). When the condition ended before T, the catch-up policy decided
+whether the occurrence still ran: a newer one was due by then (``passed_over``), or it had been
+due longer than the starting deadline (``missed_deadline``). A condition the records cannot
+decide names the record that is missing; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from .schedules import duration_text
+from .why_facts import Facts
+from .why_models import Decision
+from .why_records import RunRow
+from .why_schedule import newer_due
+from .why_words import ago, job_record, job_words, run_record, when
+
+
+@dataclass(frozen=True)
+class Blocker:
+    cause: str
+    text: str
+    record: str
+    ended: datetime.datetime | None
+    ended_words: str = ""
+
+
+def _parse_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
+    entry = facts.parse
+    if entry is not None and entry.blocks:
+        ended = next((e.written for e in facts.parses if not e.blocks), None)
+        since = when(entry.since or entry.written)
+        if entry.state == "broken":
+            text = f"the DAG file failed to import ({entry.reason}) from {since}: Airflow creates no run of it then"
+            return Blocker("broken", text, f"audit log #{entry.log_id} (tessera.parse)", ended, "the file parsed again")
+        text = (
+            f"the DAG was stale from {since}: Airflow had not parsed it from its file for longer than its stale "
+            "threshold (the file was gone, no longer defined it, or was not parsed in time), and creates no run of it"
+        )
+        return Blocker("file_missing", text, f"audit log #{entry.log_id} (tessera.parse)", ended, "the file was back")
+    broken = facts.broken
+    if entry is None and broken is not None and broken.blocks and (broken.since or broken.last_parsed or due) <= due:
+        cause = "file_missing" if broken.reason == "FileMissing" else "broken"
+        if broken.since is None:
+            facts_missing = "tessera's parse-state record (audit log event tessera.parse): when the problem began"
+            if facts_missing not in facts.missing:
+                facts.missing.append(facts_missing)
+        return Blocker(cause, f"the DAG's file is broken: {broken.text}", broken.record, None)
+    return None
+
+
+def _via(event: str) -> str:
+    return "with airflow dags pause" if event.startswith("cli_") else "through the UI or the REST API"
+
+
+def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
+    pause, later = facts.pause, facts.pauses
+    ended = next((p.at for p in later if not p.paused), None)
+    if pause is not None:
+        if not pause.paused:
+            return None
+        return Blocker(
+            "paused",
+            f"the DAG was paused when it came due at {when(due)} (paused {when(pause.at)} {_via(pause.event)})",
+            f"audit log #{pause.log_id} ({pause.event})",
+            ended,
+            "it was unpaused",
+        )
+    if later:
+        first = later[0]
+        if first.paused:
+            return None
+        return Blocker(
+            "paused",
+            f"the DAG was paused when it came due at {when(due)}: the first change after is an unpause at "
+            f"{when(first.at)}",
+            f"audit log #{first.log_id} ({first.event})",
+            ended,
+            "it was unpaused",
+        )
+    model, first_version = facts.dag.model, facts.dag.first or (facts.dag.then.version if facts.dag.then else None)
+    if not model.is_paused:
+        return None
+    floor = facts.audit_floor
+    stored = first_version.created_at if first_version is not None else None
+    if floor is not None and stored is not None and floor <= stored:
+        return Blocker(
+            "paused",
+            f"the DAG was paused when it came due at {when(due)}: it is paused now and no unpause was logged since it "
+            f"was first stored ({when(stored)})",
+            "dag row (is_paused); audit log since " + when(floor),
+            None,
+        )
+    facts.missing.append(
+        f"an audit-log entry of the pause: the DAG is paused now, but the log (from {when(floor)}) records no pause "
+        "or unpause (paused by a bulk PATCH, a database edit, or the entries were cleaned)"
+    )
+    return None
+
+
+def _scheduler_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
+    cover = facts.scheduler
+    if cover is None or cover.alive is not None:
+        return None
+    if cover.last_before is None and cover.next_after is None:
+        facts.missing.append(f"a scheduler job around {when(due)} in the job table (oldest: {when(facts.job_floor)})")
+        return None
+    parts = []
+    if cover.last_before is not None:
+        parts.append(f"the last one before, {job_words(cover.last_before)}")
+    if cover.next_after is not None:
+        parts.append(f"the next, {job_words(cover.next_after)}")
+    record = "; ".join(job_record(job) for job in (cover.last_before, cover.next_after) if job is not None)
+    ended = None if cover.next_after is None else cover.next_after.start_date
+    text = f"no scheduler was heartbeating at {when(due)} ({'; '.join(parts)})"
+    return Blocker("scheduler_down", text, record, ended, "a scheduler started again")
+
+
+def _slots_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
+    limit = facts.max_active_runs
+    if limit is None or len(facts.active) < limit:
+        return None
+    holders = facts.active[:limit]
+    ends = [run.end_date for run in holders]
+    ended = None if None in ends else min(ends)  # type: ignore[type-var]
+    ids = ", ".join(repr(run.run_id) for run in holders)
+    text = f"max_active_runs={limit} was reached at {when(due)} by {ids}"
+    return Blocker("max_active_runs", text, "; ".join(run_record(run) for run in holders), ended, "a slot freed")
+
+
+def _covering_skips(facts: Facts, due: datetime.datetime, decision: Decision) -> str | None:
+    reason = None
+    for skip in facts.skips:
+        event = skip.event
+        if skip.passed_over and event.first <= due <= event.last:
+            count = f"{'at least ' if event.at_least else ''}{event.count}"
+            decision.add(
+                "airflow",
+                "recorded_skip",
+                f"Recorded: {count} tick(s) from {when(event.first)} to "
+                f"{when(event.last)} were skipped: {event.reason} ({event.message}).",
+                f"audit log #{skip.log_id} (tessera.skip.passed_over)",
+            )
+            reason = reason or event.reason
+    return reason
+
+
+def blocker_at(facts: Facts, due: datetime.datetime) -> Blocker | None:
+    """The first condition that stopped a run at ``due``: a broken or stale file, a pause, no scheduler, no slot."""
+    for check in (_parse_blocker, _pause_blocker, _scheduler_blocker, _slots_blocker):
+        if (blocker := check(facts, due)) is not None:
+            return blocker
+    return None
+
+
+def late_decision(facts: Facts, run: RunRow, label: str) -> Decision:
+    """The occurrence's run exists but was created after T: what held it until then."""
+    focus = facts.view.focus
+    assert focus is not None
+    blocker = blocker_at(facts, focus.run_after)
+    late = f"{run.run_id!r}, created {when(run.created)} ({ago(focus.run_after, run.created)} after it came due)"
+    if blocker is None:
+        decision = Decision("late", f"No run yet at T: {label} came due at {when(focus.run_after)}; its run is {late}.")
+        decision.missing.append(f"a record of what held the run of {label} until it was created")
+    else:
+        until = f"when {blocker.ended_words} at {when(blocker.ended)}" if blocker.ended else "later"
+        decision = Decision(
+            blocker.cause, f"No run yet at T: {label} had no run because {blocker.text}; {until} it ran late as {late}."
+        )
+        decision.add("airflow", blocker.cause, blocker.text[0].upper() + blocker.text[1:] + ".", blocker.record)
+    decision.missing.extend(facts.missing)
+    return decision
+
+
+def no_run_decision(facts: Facts) -> Decision:
+    view = facts.view
+    focus = view.focus
+    assert focus is not None
+    due, label = focus.run_after, f"the {when(focus.nominal, view.timezone)} occurrence"
+    first = facts.dag.first
+    if facts.dag.then is None and first is not None and first.created_at > due:
+        return Decision(
+            "before_dag_existed",
+            f"Not owed: the DAG was first stored {when(first.created_at)}, after "
+            f"{label} came due; a new schedule owes only its newest due occurrence.",
+            [],
+            [],
+        )
+    blocker = blocker_at(facts, due)
+    newer = next((r for r in [*facts.runs, *facts.later] if r.automated and r.run_after > due), None)
+    decision = Decision("unexplained", "")
+    recorded = _covering_skips(facts, due, decision)
+    if blocker is None:
+        if recorded is not None:
+            decision.cause = {"Suspended": "paused", "MissedDeadline": "passed_over"}.get(recorded, "fire_skipped")
+            decision.verdict = f"Did not run: {label} was skipped: {recorded} (recorded in the audit log)."
+        else:
+            decision.verdict = (
+                f"Did not run, and the records do not show why: at {when(due)} the DAG was not paused, "
+                "its file parsed and a scheduler was heartbeating."
+            )
+            decision.missing.append(f"a record of why the scheduler created no run for {label}")
+        decision.missing.extend(facts.missing)
+        return decision
+    decision.cause = blocker.cause
+    decision.add("airflow", blocker.cause, blocker.text[0].upper() + blocker.text[1:] + ".", blocker.record)
+    clause = ""
+    if blocker.ended is not None and blocker.ended <= max(facts.at, facts.now):
+        newer_count = newer_due(facts.definition.timetable if facts.definition else None, view, blocker.ended)
+        then = f"when {blocker.ended_words} at {when(blocker.ended)}"
+        if newer_count >= max(view.limit, 1):
+            clause = f"; {then}, {newer_count} newer occurrence(s) were due and {view.policy_words()}"
+            if blocker.cause == "scheduler_down":
+                decision.cause = "passed_over"
+        elif view.deadline is not None and blocker.ended - due > view.deadline:
+            clause = (
+                f"; {then} it had been due {ago(due, blocker.ended)}, longer than the starting deadline "
+                f"{duration_text(view.deadline)}: skipped (MissedDeadline)"
+            )
+            decision.cause = "missed_deadline"  # the deadline decided: without it, the occurrence would have run
+    if newer is not None:
+        decision.add(
+            "airflow",
+            "next_created",
+            f"The next scheduled run created after it: {newer.run_id!r}, created {when(newer.created)}.",
+            run_record(newer),
+        )
+    decision.verdict = f"Did not run: {label} had no run because {blocker.text}{clause}."
+    decision.missing.extend(facts.missing)
+    return decision

@@ -1,0 +1,595 @@
+"""The "why" fault corpus: 25 causes injected into a real deployment, each verdict and its proof checked.
+
+One deployment per database (SQLite, then PostgreSQL), shared by the whole corpus: a
+dag-processor, a scheduler and an API server (which also serves the workers) on the DAGs of
+``tests/e2e/dags_why``, with ``[tessera] max_concurrent_dispatches = 1`` and a pool of one
+slot. :func:`scenario` injects every fault at a known instant through the processes' own
+surfaces (REST API, CLI, DAG files, stopping the scheduler) and asks the deployment's
+``GET /tessera/api/v1/dags/{dag_id}/why`` about it; see ``why_scenario.py``. Nothing is inserted
+into the metadata DB: every record an answer cites was written by Airflow or tessera.
+Each test then checks one cause: the cause code, the verdict sentence and the record it cites.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .conftest import ARTIFACTS, keep_artifacts_if_failed
+from .harness import BIN, AirflowHome, _free_port
+from .why_scenario import UTC, Corpus, now
+
+DAGS = Path(__file__).resolve().parent / "dags_why"
+SECOND = datetime.timedelta(seconds=1)
+BATCH = (
+    "c_paused", "c_down_latest", "c_down_backfill", "c_builtin_cron", "c_changed", "c_removed", "c_broken",
+    "c_src_b_load", "c_child", "c_dst", "c_dst_once",
+)  # fmt: skip
+"""Unpaused first: they have no task, so their runs load no worker. The others are unpaused by their step."""
+ALL = (
+    *BATCH, "c_slots", "c_wave_1", "c_wave_2", "c_mc_pipe", "c_manual", "c_pool_hog", "c_pool_wait", "c_bf",
+    "c_forbid", "c_cap", "c_suspended", "c_deadline", "c_future_start", "c_ended", "c_src_a_load",
+)  # fmt: skip
+BROKEN_SOURCE = """
+import datetime
+from airflow.sdk import DAG
+from tessera.timetables import Every
+
+with DAG("c_broken", schedule=Every("7m"), start_date=datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)):
+    pass
+"""
+CHANGED_SOURCE = """
+import datetime
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import DAG
+from tessera.timetables import Every, Fixed
+
+with DAG("c_changed", schedule=Every("20s", delay="5s", phase=Fixed("0s")), catchup=False,
+         start_date=datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)):
+    EmptyOperator(task_id="work")
+"""
+
+pytestmark = pytest.mark.e2e
+
+
+def _environment(home: AirflowHome, port: int) -> None:
+    passwords = home.root / "passwords.json"
+    passwords.write_text(json.dumps({"admin": "admin-pw", "viewer": "viewer-pw"}))
+    home.env.update(
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
+        AIRFLOW__API_AUTH__JWT_SECRET="tessera-why-" + "s" * 64,
+        AIRFLOW__API__SECRET_KEY="tessera-why-key",
+        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin,viewer:viewer",
+        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE=str(passwords),
+        AIRFLOW__CORE__PARALLELISM="12",
+        AIRFLOW__TESSERA__MAX_CONCURRENT_DISPATCHES="1",
+        # Files are parsed every 5 s and the folder listed every 5 s; a DAG is stale after Airflow's default 50 s
+        # without a parse (shorter, a busy dag-processor marks DAGs stale that are merely parsed late).
+        AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL="5",
+        AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL="5",
+        # On a loaded machine a worker's call to the Execution API can wait for SQLite's write lock.
+        AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT="60",
+    )
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+    url = None
+    if request.param == "postgresql":
+        if not glob.glob("/usr/lib/postgresql/*/bin/initdb") and not os.environ.get("CI"):
+            pytest.skip("PostgreSQL server binaries not installed; run scripts/postgres.sh install")
+        url = request.getfixturevalue("postgres_server").create_database("tessera_why")
+    home = AirflowHome(tmp_path_factory.mktemp(f"airflow-why-{request.param}"), database_url=url, dags_source=DAGS)
+    port = _free_port()
+    _environment(home, port)
+    failed_before = request.session.testsfailed
+    corpus = Corpus(home, f"http://127.0.0.1:{port}")
+    try:
+        migrated = home.cli("db", "migrate", timeout=900)
+        assert migrated.returncode == 0, migrated.stderr[-3000:]
+        home.start("dag-processor", "dag-processor")
+        home.start("api-server", "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1")
+        healthy = lambda: corpus.call("GET", "/api/v2/monitor/health", user=None)[0] == 200  # noqa: E731
+        home.wait_for("the API server", healthy, timeout=300)
+        home.start("scheduler", "scheduler")
+        home.wait_for("the corpus to be parsed", lambda: all(home.is_parsed(d) for d in ALL), timeout=300)
+        scenario(corpus)
+        yield corpus
+    finally:
+        home.stop()
+        keep_artifacts_if_failed(home, request, failed_before)
+        # Every answer the corpus got (the report's table is made from it), whether or not a test failed.
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        record = {"answers": corpus.answers, "facts": corpus.facts}
+        (ARTIFACTS / f"why-answers-{request.param}.json").write_text(json.dumps(record, indent=2, default=str))
+
+
+# -- the scenario --------------------------------------------------------------------------------
+
+
+def scenario(c: Corpus) -> None:
+    status, body = c.call("POST", "/api/v2/pools", {"name": "why_pool", "slots": 1, "description": "why corpus"})
+    assert status in (200, 201), body
+    for dag_id in BATCH:
+        c.set_paused(dag_id, False)
+    c.step(("paused", "builtin_paused"), lambda: _pauses(c))
+    c.step(("forbid", "cap", "suspended"), lambda: _functions(c))
+    c.step(("pool",), lambda: _pool(c))
+    c.step(("mc_queued",), lambda: _max_concurrent(c))
+    c.step(("wave",), lambda: _wave(c))
+    c.step(("slots",), lambda: _slots(c))
+    c.step(("stale_parent", "after_parent"), lambda: _fan_in(c))
+    c.step(("manual",), lambda: _manual(c))
+    c.step(("backfill",), lambda: _backfill(c))
+    c.step(("dst_gap", "dst_twice", "dst_once"), lambda: _dst(c))
+    c.step(("deadline",), lambda: _deadline(c))
+    c.step(("changed",), lambda: _changed(c))
+    c.step(("broken",), lambda: _broken(c))
+    c.step(("removed",), lambda: _removed(c))
+    c.step(("future_start", "ended"), lambda: _bounds(c))
+    c.step(("paused", "builtin_paused"), lambda: _ask_paused(c))
+    c.step(("cli",), lambda: _cli_examples(c))
+    c.step(("down", "latest", "backfill_limit"), lambda: _downtime(c))
+
+
+def _cli_examples(c: Corpus) -> None:
+    """``tessera why`` on the deployment's own metadata DB: the README's examples are copied from here."""
+    asks = [
+        ["why", "c_paused"],
+        ["why", "c_dst", "--at", "2026-03-29T01:30:00Z"],
+        ["why", "c_changed", "--at", (c.started("c_changed", c.facts["changed"]) + SECOND).isoformat()],
+    ]
+    outputs = []
+    for argv in asks:
+        done = c.home.run([str(BIN / "tessera"), *argv], timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.append(f"$ tessera {' '.join(argv)}\n{done.stdout}")
+    c.answers["cli"] = {"outputs": outputs}
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f"why-cli-{'postgresql' if c.home.is_postgres else 'sqlite'}.txt").write_text("\n".join(outputs))
+
+
+def _run_alone(c: Corpus, dag_id: str) -> None:
+    """Unpause a DAG whose runs load a worker, for its step only."""
+    c.set_paused(dag_id, False)
+
+
+def _pauses(c: Corpus) -> None:
+    c.wait_runs("c_paused", 2)
+    c.wait_runs("c_builtin_cron", 1)
+    for dag_id in ("c_paused", "c_builtin_cron"):  # through the CLI: the audit log says cli_dag_pause
+        assert c.home.cli("dags", "pause", dag_id).returncode == 0
+        c.facts[f"{dag_id}_paused"] = now()
+
+
+def _functions(c: Corpus) -> None:
+    _run_alone(c, "c_forbid")
+    fire = c.wait_runs("c_forbid", 1)[0].run_id  # its scheduled fire sleeps 60 s and holds the one dispatch slot
+    c.wait("c_forbid's fire to run", lambda: c.task_state("c_forbid", fire, "fn") == "running")
+    again = c.trigger("c_forbid")
+    c.wait("the run-now to be declined", lambda: c.task_state("c_forbid", again, "fn") == "skipped")
+    c.answers["forbid"] = c.why("c_forbid", c.run("c_forbid", again).run_after)
+    c.set_paused("c_forbid", True)  # its fire goes on holding the dispatch slot
+    c.set_paused("c_cap", False)
+    tick = c.wait_runs("c_cap", 1)[0].run_id
+    c.wait("c_cap's tick to be declined", lambda: c.task_state("c_cap", tick, "fn") == "skipped")
+    c.set_paused("c_cap", True)
+    c.answers["cap"] = c.why("c_cap", c.run("c_cap", tick).run_after + SECOND)
+    c.set_paused("c_suspended", True)
+    asked = c.trigger("c_suspended")
+    time.sleep(1)
+    c.set_paused("c_suspended", False)
+    c.wait("the paused run-now to be declined", lambda: c.task_state("c_suspended", asked, "fn") == "skipped")
+    c.answers["suspended"] = c.why("c_suspended", c.run("c_suspended", asked).run_after)
+
+
+def _pool(c: Corpus) -> None:
+    _run_alone(c, "c_pool_hog")
+    _run_alone(c, "c_pool_wait")
+    hog = c.trigger("c_pool_hog")
+    c.wait("the pool's slot to be taken", lambda: c.task_state("c_pool_hog", hog, "sleep") == "running")
+    waiting = c.trigger("c_pool_wait")
+    c.wait("the task to wait for the pool", lambda: c.task_state("c_pool_wait", waiting, "sleep") == "scheduled")
+    time.sleep(3)
+    c.facts["pool_hog"] = hog
+    c.answers["pool"] = c.why("c_pool_wait")
+    c.set_paused("c_pool_hog", True)
+    c.set_paused("c_pool_wait", True)
+
+
+def _max_concurrent(c: Corpus) -> None:
+    _run_alone(c, "c_mc_pipe")
+    fire = c.wait_runs("c_mc_pipe", 1)[0].run_id
+    c.wait("the fire to run", lambda: c.task_state("c_mc_pipe", fire, "sleep") == "running")
+    queued = c.trigger("c_mc_pipe")
+    time.sleep(5)
+    assert c.run("c_mc_pipe", queued).state == "queued"
+    c.facts["mc_fire"] = fire
+    c.answers["mc_queued"] = c.why("c_mc_pipe")
+    c.set_paused("c_mc_pipe", True)
+
+
+def _wave(c: Corpus) -> None:
+    _run_alone(c, "c_wave_1")
+    _run_alone(c, "c_wave_2")
+    held = c.wait_runs("c_wave_2", 1)[0].run_id
+    c.wait("the wave gate to defer", lambda: c.task_state("c_wave_2", held, "tessera_wave_gate") == "deferred")
+    c.answers["wave"] = c.why("c_wave_2")
+    c.set_paused("c_wave_1", True)
+    c.set_paused("c_wave_2", True)
+
+
+def _slots(c: Corpus) -> None:
+    _run_alone(c, "c_slots")
+    first = c.wait_runs("c_slots", 1)[0]
+    c.wait(
+        "c_slots's run to sleep past two occurrences", lambda: now() > first.run_after + datetime.timedelta(seconds=22)
+    )
+    c.facts["slots_holder"] = first.run_id
+    c.answers["slots"] = c.why("c_slots")
+    c.set_paused("c_slots", True)
+
+
+def _fan_in(c: Corpus) -> None:
+    b_fire = c.wait_runs("c_src_b_load", 1)[0]
+    c.wait("c_src_b's fire to complete", lambda: c.run("c_src_b_load", b_fire.run_id).state == "success")
+    time.sleep(12)  # older than the child's 0.003 h (10.8 s) freshness window when c_src_a completes
+    c.set_paused("c_src_a_load", False)
+    child = c.wait_runs("c_child", 1)[0]
+    c.facts["child"] = child.run_id
+    # Its note (which parents released it, which were stale) is written when it starts: ask as it started.
+    started = c.wait("the child run to start", lambda: c.started("c_child", child.run_id))
+    c.answers["stale_parent"] = c.why("c_child", started)
+    # A second completed fire of c_src_a, and none of c_src_b: the child waits for it.
+    c.wait("a second fire of c_src_a", lambda: [r for r in c.runs("c_src_a_load") if r.state == "success"][1:])
+    c.set_paused("c_src_a_load", True)
+    c.answers["after_parent"] = c.why("c_child")
+
+
+def _manual(c: Corpus) -> None:
+    _run_alone(c, "c_manual")
+    run_id = c.trigger("c_manual")
+    c.facts["manual"] = run_id
+    started = c.wait("the manual run to start", lambda: c.started("c_manual", run_id))
+    c.answers["manual"] = c.why("c_manual", started + SECOND)
+    c.set_paused("c_manual", True)
+
+
+def _backfill(c: Corpus) -> None:
+    _run_alone(c, "c_bf")
+    hour = now().replace(minute=0, second=0, microsecond=0)
+    start, end = hour - datetime.timedelta(hours=5), hour - datetime.timedelta(hours=3)
+    c.facts["backfill"] = c.backfill("c_bf", start.isoformat(), end.isoformat())
+    c.wait(
+        "a backfill run to run", lambda: any(r.run_type == "backfill" and r.state == "running" for r in c.runs("c_bf"))
+    )
+    # The last window of the range: its run waits behind the first (max_active_runs 1).
+    c.answers["backfill"] = c.why("c_bf", end + datetime.timedelta(hours=1) + SECOND)
+
+
+def _dst(c: Corpus) -> None:
+    def done(backfill: int) -> bool:
+        return c.home.query("SELECT completed_at FROM backfill WHERE id = ?", backfill)[0][0] is not None
+
+    march = c.backfill("c_dst", "2026-03-27T00:00:00Z", "2026-03-30T00:00:00Z")
+    once = c.backfill("c_dst_once", "2026-10-24T00:00:00Z", "2026-10-26T00:00:00Z")
+    c.wait("the March backfill of c_dst", lambda: done(march))
+    october = c.backfill("c_dst", "2026-10-24T00:00:00Z", "2026-10-26T00:00:00Z")
+    c.wait("the October backfills", lambda: done(october) and done(once))
+    c.answers["dst_gap"] = c.why("c_dst", datetime.datetime(2026, 3, 29, 1, 30, tzinfo=UTC))
+    c.answers["dst_twice"] = c.why("c_dst", datetime.datetime(2026, 10, 25, 1, 35, tzinfo=UTC))
+    c.answers["dst_once"] = c.why("c_dst_once", datetime.datetime(2026, 10, 25, 1, 35, tzinfo=UTC))
+
+
+def _deadline(c: Corpus) -> None:
+    """Unpause ``Cron("@every 20s", starting_deadline="5s")`` 9 to 11 s after an occurrence: it is skipped."""
+    c.wait("9 s past a 20 s occurrence", lambda: 9 <= now().timestamp() % 20 <= 11, timeout=30)
+    unpaused = c.set_paused("c_deadline", False)
+    skipped = datetime.datetime.fromtimestamp(unpaused.timestamp() // 20 * 20, UTC)
+    first = c.wait_runs("c_deadline", 1)[0]
+    c.set_paused("c_deadline", True)
+    c.facts["deadline"] = (skipped, first.run_after)
+    c.answers["deadline"] = c.why("c_deadline", skipped + SECOND)
+
+
+def _changed(c: Corpus) -> None:
+    old = c.wait_runs("c_changed", 2)[0]
+    c.rewrite("corpus_changed.py", CHANGED_SOURCE)
+    edited = now()
+    c.wait(
+        "a run under the new schedule",
+        lambda: [r for r in c.runs("c_changed") if "~interval:20s" in r.run_id and r.created_at > edited],
+    )
+    c.facts["changed"] = old.run_id
+    c.answers["changed"] = c.why("c_changed", c.started("c_changed", old.run_id) + SECOND)  # as it ran
+
+
+def _broken(c: Corpus) -> None:
+    c.rewrite("corpus_broken.py", BROKEN_SOURCE)
+    c.facts["broken_at"] = now()
+    broken = lambda: [e for _, e in c.parse_entries("c_broken") if e["state"] == "broken"]  # noqa: E731
+    c.wait("c_broken to be recorded broken", broken)
+    c.facts["broken_status"] = c.call("GET", "/tessera/api/v1/dags/c_broken/status", user="viewer")
+    time.sleep(11)  # an occurrence comes due while its file fails (Airflow creates no run of it then)
+    c.answers["broken"] = c.why("c_broken")
+
+
+def _removed(c: Corpus) -> None:
+    source = c.remove("corpus_removed.py")
+    removed = c.facts["removed_at"] = now()
+    entries = lambda: c.parse_entries("c_removed")  # noqa: E731
+    missing = lambda: [t for t, e in entries() if t > removed and e["state"] == "missing" and e["stale"]]  # noqa: E731
+    since = c.wait("c_removed to be recorded missing", missing)[0]
+    time.sleep(15)
+    c.rewrite("corpus_removed.py", source)
+    c.facts["restored_at"] = now()
+    c.wait(
+        "c_removed to be recorded restored",
+        lambda: [e for _, e in c.parse_entries("c_removed") if e["state"] == "restored"],
+    )
+    c.answers["removed"] = c.why("c_removed", since + datetime.timedelta(seconds=12))
+
+
+def _bounds(c: Corpus) -> None:
+    c.answers["future_start"] = c.why("c_future_start")
+    c.answers["ended"] = c.why("c_ended")
+
+
+def _ask_paused(c: Corpus) -> None:
+    c.answers["paused"] = c.why("c_paused")
+    minute = c.facts["c_builtin_cron_paused"].replace(second=0, microsecond=0) + datetime.timedelta(minutes=1)
+    c.wait("a minute to come due while c_builtin_cron is paused", lambda: now() > minute + 2 * SECOND, timeout=90)
+    c.answers["builtin_paused"] = c.why("c_builtin_cron")
+
+
+def _downtime(c: Corpus) -> None:
+    """Stop the scheduler for 70 s: ask while it is down (beyond the 30 s health threshold), and after it is back."""
+    down = now()
+    c.home.terminate("scheduler")
+    c.wait("70 s of downtime", lambda: now() > down + datetime.timedelta(seconds=70), timeout=90)
+    c.answers["down"] = c.why("c_down_latest")
+    c.home.start("scheduler", "scheduler")
+    back = now()
+    c.wait_runs("c_down_latest", 1, after=back)
+    c.wait_runs("c_down_backfill", 2, after=back)
+    c.facts["down"] = (down, back)
+    c.answers["latest"] = c.why("c_down_latest", down + datetime.timedelta(seconds=42))
+    c.answers["backfill_limit"] = c.why("c_down_backfill", down + datetime.timedelta(seconds=42))
+
+
+# -- the corpus: one test per cause ----------------------------------------------------------------
+
+
+def answer(corpus: Corpus, cause: str) -> dict:
+    found = corpus.answers.get(cause)
+    assert found is not None, f"no answer was asked for {cause}"
+    assert "step_failed" not in found, found.get("step_failed")
+    return found
+
+
+def records(found: dict, section: str | None = None) -> list[str]:
+    return [e["record"] or "" for e in found["evidence"] if section is None or e["section"] == section]
+
+
+def evidence(found: dict) -> str:
+    return "\n".join(f"{e['section']}/{e['fact']}: {e['text']} [{e['record']}]" for e in found["evidence"])
+
+
+def test_paused(corpus):
+    found = answer(corpus, "paused")
+    assert found["cause"] == "paused", found["verdict"]
+    assert "had no run because the DAG was paused when it came due" in found["verdict"]
+    assert "with airflow dags pause" in found["verdict"]
+    assert any(r.startswith("audit log #") and r.endswith("(cli_dag_pause)") for r in records(found, "airflow"))
+
+
+def test_paused_then_unpaused_run_now_is_suspended(corpus):
+    found = answer(corpus, "suspended")
+    assert found["cause"] == "fire_skipped", found["verdict"]
+    assert found["verdict"].startswith("Ran without firing: the manual run ran as")
+    assert (
+        "its cursor function 'fn' was skipped: Suspended (run-now requested while the DAG was paused"
+        in found["verdict"]
+    )
+    assert any(r.endswith("(tessera.skip)") for r in records(found))
+
+
+def test_scheduler_down(corpus):
+    found = answer(corpus, "down")
+    assert found["cause"] == "scheduler_down", found["verdict"]
+    assert "had no run because no scheduler was heartbeating at" in found["verdict"]
+    assert any(r.startswith("job #") and "(SchedulerJob)" in r for r in records(found, "airflow"))
+
+
+def test_latest_skips_older_windows_after_downtime(corpus):
+    found = answer(corpus, "latest")
+    assert found["cause"] == "passed_over", found["verdict"]
+    assert "when a scheduler started again at" in found["verdict"]
+    assert "only the newest due occurrence runs after downtime (catch-up Latest)" in found["verdict"]
+    assert sum("(SchedulerJob)" in r for r in records(found, "airflow")) >= 1
+
+
+def test_backfill_limit_drops_older_ones(corpus):
+    found = answer(corpus, "backfill_limit")
+    assert found["cause"] == "passed_over", found["verdict"]
+    assert "2 newer occurrence(s) were due and the 2 newest due occurrences run after downtime" in found["verdict"]
+    assert "catch-up Backfill(limit=2)" in found["verdict"]
+
+
+def test_starting_deadline_passed(corpus):
+    found = answer(corpus, "deadline")
+    skipped, next_run = corpus.facts["deadline"]
+    assert found["occurrence"]["nominal"].startswith(skipped.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert found["cause"] == "missed_deadline", found["verdict"]
+    assert "longer than the starting deadline 5s: skipped (MissedDeadline)" in found["verdict"]
+    assert "when it was unpaused at" in found["verdict"]
+    assert next_run > skipped  # the scheduler ran the next occurrence, not this one
+
+
+def test_start_date_in_the_future(corpus):
+    found = answer(corpus, "future_start")
+    assert found["cause"] == "before_start_date", found["verdict"]
+    assert "T is before the DAG's start_date (2027-06-01 00:00:00 UTC)" in found["verdict"]
+    assert any("dag_version 1" in r for r in records(found, "schedule"))
+
+
+def test_end_date_passed(corpus):
+    found = answer(corpus, "ended")
+    assert found["cause"] == "after_end_date", found["verdict"]
+    assert "the DAG's end_date (2025-06-01 00:00:00 UTC) has passed" in found["verdict"]
+
+
+def test_dst_gap(corpus):
+    found = answer(corpus, "dst_gap")
+    assert found["cause"] == "dst_gap", found["verdict"]
+    assert "readings 02:00–03:00 did not exist" in found["verdict"]
+    assert "a time the clock skips never fires" in found["verdict"]
+    assert "2026-03-28 01:30:00 UTC (02:30:00 CET Europe/Berlin) and it ran as 'backfill__" in found["verdict"]
+
+
+def test_dst_repeated_time_fires_twice_under_cronjob_semantics(corpus):
+    found = answer(corpus, "dst_twice")
+    assert found["cause"] == "backfill_run", found["verdict"]
+    assert found["verdict"].startswith(
+        "Backfilled: the 2026-10-25 01:30:00 UTC (02:30:00 CET Europe/Berlin) occurrence"
+    )
+    assert (
+        "happened twice; this schedule: a time the clock skips never fires; a time it repeats fires at both"
+        in evidence(found)
+    )
+    assert any(r.startswith("backfill #") for r in records(found, "airflow"))
+
+
+def test_dst_repeated_time_fires_once_with_dst_once(corpus):
+    found = answer(corpus, "dst_once")
+    assert found["cause"] == "dst_once", found["verdict"]
+    assert "It fired once, at 2026-10-25 00:30:00 UTC (02:30:00 CEST Europe/Berlin)" in found["verdict"]
+
+
+def test_import_error(corpus):
+    found = answer(corpus, "broken")
+    assert found["cause"] == "broken", found["verdict"]
+    assert "the DAG file failed to import (ScheduleInvalid) from" in found["verdict"]
+    assert any(r.endswith("(tessera.parse)") for r in records(found, "airflow"))
+    status, row = corpus.facts["broken_status"]
+    assert status == 200, row
+    assert row["broken"]["reason"] == "ScheduleInvalid"
+    assert "every: '7m' does not divide a day evenly" in row["broken"]["message"]
+    assert row["broken"]["since"] >= corpus.facts["broken_at"].isoformat()[:19]
+
+
+def test_dag_file_removed_then_restored(corpus):
+    found = answer(corpus, "removed")
+    assert found["cause"] == "file_missing", found["verdict"]
+    assert "the DAG was stale from" in found["verdict"]
+    assert "the file was gone, no longer defined it, or was not parsed in time" in found["verdict"]
+    assert any(r.endswith("(tessera.parse)") for r in records(found, "airflow"))
+
+
+def test_max_active_runs_reached(corpus):
+    found = answer(corpus, "slots")
+    assert found["cause"] == "max_active_runs", found["verdict"]
+    assert "max_active_runs=1 was reached at" in found["verdict"]
+    assert corpus.facts["slots_holder"] in found["verdict"]
+
+
+def test_max_concurrent_queued(corpus):
+    found = answer(corpus, "mc_queued")
+    assert found["cause"] == "queued_max_active_runs", found["verdict"]
+    assert "max_active_runs=1 (MAX_CONCURRENT) was reached by" in found["verdict"]
+    assert corpus.facts["mc_fire"] in found["verdict"]
+
+
+def test_forbid(corpus):
+    found = answer(corpus, "forbid")
+    assert found["cause"] == "fire_skipped", found["verdict"]
+    assert (
+        "was skipped: ConcurrencyForbidden (an earlier fire was still in flight and the policy is Forbid)"
+        in found["verdict"]
+    )
+    assert any(r.endswith("(tessera.skip)") for r in records(found))
+
+
+def test_dispatch_cap(corpus):
+    found = answer(corpus, "cap")
+    assert found["cause"] == "fire_skipped", found["verdict"]
+    assert (
+        "was skipped: DispatchCapReached ([tessera] max_concurrent_dispatches fires were already in flight)"
+        in found["verdict"]
+    )
+
+
+def test_pool_full(corpus):
+    found = answer(corpus, "pool")
+    assert found["cause"] == "waiting_pool", found["verdict"]
+    assert "waited for a slot of pool 'why_pool' (1 slot, all held by 'c_pool_hog.sleep" in found["verdict"]
+    assert any(r.startswith("task_instance c_pool_hog.sleep") for r in records(found, "airflow"))
+
+
+def test_after_parent_not_complete(corpus):
+    found = answer(corpus, "after_parent")
+    assert found["cause"] == "waiting_for_parents", found["verdict"]
+    assert found["verdict"].startswith("Not released: waiting for parent 'c_src_b': no completed fire")
+    assert "Parent 'c_src_a': 1 event(s) since the last run" in evidence(found)
+
+
+def test_stale_parent_warning(corpus):
+    found = answer(corpus, "stale_parent")
+    assert found["run"]["run_id"] == corpus.facts["child"]
+    assert found["verdict"].endswith("with a warning: stale parent 'c_src_b'.")
+    assert "the run's note" in records(found, "airflow")
+
+
+def test_wave_gate_closed(corpus):
+    found = answer(corpus, "wave")
+    assert found["cause"] == "waiting_wave_gate", found["verdict"]
+    assert (
+        "it is in wave 1 of schedule 'c_waves', which opens when wave 0 ('c_wave_1') has finished" in found["verdict"]
+    )
+
+
+def test_backfill_in_progress(corpus):
+    found = answer(corpus, "backfill")
+    assert found["cause"] == "backfill_run", found["verdict"]
+    assert f"is run by backfill #{corpus.facts['backfill']} as 'backfill__" in found["verdict"]
+    assert "the backfill is still in progress" in found["verdict"]
+
+
+def test_run_triggered_manually(corpus):
+    found = answer(corpus, "manual")
+    assert found["cause"] == "manual_run", found["verdict"]
+    assert found["verdict"].startswith(f"Manual run: {corpus.facts['manual']!r}, triggered by admin via rest api at")
+    assert "; it was running at T (started " in found["verdict"]
+
+
+def test_schedule_changed_between_runs(corpus):
+    found = answer(corpus, "changed")
+    assert found["cause"] in ("ran", "running", "queued"), found["verdict"]  # T: a second after it came due
+    assert corpus.facts["changed"] in found["verdict"]
+    assert (
+        "under the schedule in force then (every 10s · phase 0s, dag_version 1); it has changed since to"
+        in found["verdict"]
+    )
+    assert "every 20s · delay 5s · phase 0s (dag_version 2)" in found["verdict"]
+    assert "recorded phase 0s, delay 0s and interval 10s" in evidence(found)
+
+
+def test_a_built_in_cron_dag_paused(corpus):
+    found = answer(corpus, "builtin_paused")
+    assert found["cause"] == "paused", found["verdict"]
+    assert found["schedule_in_force"] == "* * * * *"
+    assert any(r.endswith("(cli_dag_pause)") for r in records(found, "airflow"))
+
+
+def test_the_cli_answers_on_the_deployments_database(corpus):
+    outputs = answer(corpus, "cli")["outputs"]
+    assert "Did not run: " in outputs[0] and "What Airflow did:" in outputs[0]
+    assert "No occurrence at T: on 2026-03-29 the clock in Europe/Berlin jumped ahead" in outputs[1]
+    assert "it has changed since to every 20s" in outputs[2]
