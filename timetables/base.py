@@ -23,6 +23,7 @@ from ._time.catch_up import MISSED_DEADLINE, step_back_to, within_deadline
 from ._time.durations import format_duration, parse_duration
 from ._time.phase import default_spread_bound
 from ._time.plan import Plan
+from .exclusion_plan import ExclusionPlan
 from .instants import from_us, to_us
 from .partition_plan import PartitionPlan
 from .policies import (
@@ -37,6 +38,7 @@ from .policies import (
 )
 from .public_plan import PublicPlan
 from .run_record import RecordsRuns
+from .union_operator import Unites
 
 Duration = str | datetime.timedelta
 
@@ -47,7 +49,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-class TesseraTimetable(PublicPlan, PartitionPlan, RecordsRuns, Timetable):
+
+class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Unites, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
