@@ -160,8 +160,9 @@ def parse_exclusions(field: str, value: object) -> Exclusions | None:
     """
     if value is None or isinstance(value, Exclusions):
         return value
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else list(value)
+    listed = isinstance(value, (list, tuple, set, frozenset))
+    if listed:
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else list(value)  # type: ignore[arg-type]
     else:
         items = [value]
     calendars = sum(isinstance(item, HolidayCalendar) for item in items)
@@ -172,8 +173,8 @@ def parse_exclusions(field: str, value: object) -> Exclusions | None:
         )
     entries = []
     for index, item in enumerate(items):
-        where = field if len(items) == 1 and item is value else f"{field}[{index}]"
-        if isinstance(item, (list, tuple, set, frozenset, dict)):
+        where = f"{field}[{index}]" if listed else field
+        if listed and isinstance(item, (list, tuple, set, frozenset)):
             raise TypeError(f"{where}: {shown(item)} is a {type(item).__name__} inside the list; {_FORMS}")
         entries.append(_entry(where, item))
     return Exclusions(tuple(entries)) if entries else None
