@@ -11,12 +11,12 @@ from airflow.plugins_manager import AirflowPlugin
 
 from tessera.plugin import listener, macros
 from tessera.plugin.api.mount import FASTAPI_APP, SCHEDULES_VIEW
-from tessera.timetables import Calendar, Cron, Every
+from tessera.timetables import Calendar, Cron, Every, Union
 
 
 class TesseraPlugin(AirflowPlugin):
     name = "tessera"
-    timetables = [Every, Calendar, Cron]
+    timetables = [Every, Calendar, Cron, Union]
     macros = [macros.run_schedule, macros.phase_ms, macros.interval_ms]
     listeners = [listener]
     fastapi_apps = [FASTAPI_APP]

@@ -62,6 +62,7 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
     from tessera.timetables.base import TesseraTimetable
 
     from .api.adapters import declared_schedule_check
+    from .api.excluded import excluded_runs
     from .api.schedules import duration_text, occurrence_of, planned_runs
 
     bag = load_dags(path)
@@ -95,6 +96,10 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
                 "phase": duration_text(timetable.phase),
                 "delay": duration_text(timetable.delay) if timetable.delay else None,
                 "occurrences": [occurrence_of(run, timetable.timezone).model_dump(mode="json") for run in runs],
+                "excluded": [
+                    skipped.model_dump(mode="json")
+                    for skipped in excluded_runs(timetable, after=after, until=runs[-1].occurrence if runs else None)
+                ],
                 "contradictions": [c for c in contradictions if dag.dag_id in c["dag_ids"]],
             }
         )
@@ -129,6 +134,9 @@ def render(plan: dict[str, Any], out: TextIO) -> None:
             out.write(f"  {_short(run['occurrence']):<21}{_short(run['run_after']):<21}{window:<43}{local}{key}\n")
         if not dag["occurrences"]:
             out.write("  (no clock-driven runs)\n")
+        for skipped in dag.get("excluded", []):
+            local = skipped["occurrence_local"][:16].replace("T", " ")
+            out.write(f"  skipped {local}: {'; '.join(skipped['reasons'])}\n")
     for item in plan["contradictions"]:
         out.write(f"{item['severity'].upper()} {item['kind']}: {item['message']}\n")
     if plan["plan_check"] != "ok":

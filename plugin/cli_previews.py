@@ -145,6 +145,9 @@ def render_backfill(previews: list[dict[str, Any]], out: TextIO) -> None:
             out.write(
                 f"  {_short(run['logical_date']):<22}{window:<46}{_short(run['run_after']):<22}{run['run_id']}{key}\n"
             )
+        for skipped in preview.get("excluded", []):
+            local = skipped["occurrence_local"][:16].replace("T", " ")
+            out.write(f"  skipped {local}: {'; '.join(skipped['reasons'])}\n")
         out.write(f"  ({preview['note']})\n")
 
 

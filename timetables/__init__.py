@@ -21,6 +21,9 @@ _HOMES = {
     "anti_herd": ".policies",
     "RunSchedule": ".run_info",
     "run_schedule": ".run_info",
+    "Union": ".union",
+    "between": ".exclusions",
+    "holidays_of": ".holiday_calendars",
 }
 __all__ = [
     "Backfill",
@@ -32,7 +35,10 @@ __all__ = [
     "RunSchedule",
     "Spread",
     "TesseraTimetable",
+    "Union",
     "anti_herd",
+    "between",
+    "holidays_of",
     "run_schedule",
 ]
 
@@ -41,8 +47,11 @@ if TYPE_CHECKING:
     from .calendar import Calendar
     from .cron import Cron
     from .every import Every
+    from .exclusions import between
+    from .holiday_calendars import holidays_of
     from .policies import Backfill, Fixed, Latest, Spread, anti_herd
     from .run_info import RunSchedule, run_schedule
+    from .union import Union
 
 
 def __getattr__(name: str) -> Any:

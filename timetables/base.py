@@ -22,6 +22,7 @@ from ._time.cadence import Cadence
 from ._time.durations import format_duration, parse_duration
 from ._time.phase import default_spread_bound
 from ._time.plan import Plan
+from .exclusion_plan import ExclusionPlan
 from .instants import from_us, to_us
 from .owed_runs import owed_run
 from .partition_plan import PartitionPlan
@@ -38,6 +39,7 @@ from .policies import (
 from .public_plan import PublicPlan
 from .run_policy import RunPolicy
 from .run_record import RecordsRuns
+from .union_operator import Unites
 
 Duration = str | datetime.timedelta
 
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class TesseraTimetable(PublicPlan, PartitionPlan, RecordsRuns, Timetable):
+class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Unites, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a

@@ -1,25 +1,43 @@
-"""``Calendar``: every N hours, days, weeks or months at a wall-clock time in a timezone, across DST."""
+"""``Calendar``: every N hours, days, weeks or months, or every business day, at a wall-clock time in a timezone."""
 
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from zoneinfo import ZoneInfo
 
-from ._time.calendar_spec import CalendarSpec
+from ._time.business_spec import BUSINESS_DAY
 from .base import TesseraTimetable
+from .business_calendar import calendar_cadence
+from .exclusions import Exclusions
 from .policies import CatchUp, Phase
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 Duration = str | datetime.timedelta
 WallTime = str | datetime.time
 Zone = str | ZoneInfo
 
 
+class Options(TypedDict, total=False):
+    """The keywords every calendar constructor takes besides its own (see :class:`Calendar`)."""
+
+    exclude: object
+    delay: Duration | None
+    window: Duration | None
+    phase: Phase | None
+    catch_up: CatchUp | None
+    key: str | None
+    partitioned: bool
+    key_format: str | None
+
+
 class Calendar(TesseraTimetable):
     """A calendar cadence: a unit (hour, day, week, month) times ``every``, optionally anchored.
 
-    Build one with :meth:`hour`, :meth:`day`, :meth:`week` or :meth:`month`
-    (also reachable as ``Every.day(...)`` etc.).
+    Build one with :meth:`hour`, :meth:`day`, :meth:`week`, :meth:`month` or
+    :meth:`business_day` (also reachable as ``Every.day(...)`` etc.).
 
     Anchored (``at=``) cadences add the period on the local calendar of
     ``timezone`` and only then convert to an instant: "daily at 09:00" stays
@@ -49,6 +67,10 @@ class Calendar(TesseraTimetable):
         the window and the next run the UI shows stay nominal.
     :param catch_up: ``Latest()`` (default) or ``Backfill(limit=N)``.
     :param key: hash this instead of the DAG id to pick the phase.
+    :param exclude: local dates (in ``timezone``) on which the cadence does not run: dates, ``between(...)``
+        ranges and ``holidays_of(...)`` calendars (see :mod:`tessera.timetables.exclusions`); anchored
+        cadences only. The run after an excluded day evaluates the time since the last run, excluded day
+        included, so windows still tile.
     :param partitioned: give each run Airflow's ``partition_key`` (its period's start on this
         calendar's wall clock) and ``partition_date``; see :mod:`tessera.timetables.partitions`.
     :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``, plus ``%z``
@@ -63,6 +85,9 @@ class Calendar(TesseraTimetable):
         on: str | int | None = None,
         at: WallTime | None = None,
         timezone: Zone | None = None,
+        business_day: int | None = None,
+        calendar: object = None,
+        exclude: object = None,
         delay: Duration | None = None,
         window: Duration | None = None,
         phase: Phase | None = None,
@@ -71,9 +96,18 @@ class Calendar(TesseraTimetable):
         partitioned: bool = False,
         key_format: str | None = None,
     ) -> None:
-        self._calendar = CalendarSpec.parse(unit, every=every, on=on, at=at, timezone=timezone)
+        self._calendar, self._holidays, self._exclude, cadence = calendar_cadence(
+            unit,
+            every=every,
+            on=on,
+            at=at,
+            timezone=timezone,
+            business_day=business_day,
+            calendar=calendar,
+            exclude=exclude,
+        )
         self._configure(
-            self._calendar.cadence(),
+            cadence,
             delay=delay,
             window=window,
             phase=phase,
@@ -85,18 +119,7 @@ class Calendar(TesseraTimetable):
 
     @classmethod
     def hour(
-        cls,
-        every: int = 1,
-        at: WallTime | None = None,
-        *,
-        timezone: Zone | None = None,
-        delay: Duration | None = None,
-        window: Duration | None = None,
-        phase: Phase | None = None,
-        catch_up: CatchUp | None = None,
-        key: str | None = None,
-        partitioned: bool = False,
-        key_format: str | None = None,
+        cls, every: int = 1, at: WallTime | None = None, *, timezone: Zone | None = None, **options: Unpack[Options]
     ) -> Calendar:
         """Every ``every`` hours (1, 2, 3, 4, 6, 8 or 12).
 
@@ -104,52 +127,17 @@ class Calendar(TesseraTimetable):
         whole multiples of ``every`` hours in ``timezone``: ``hour(6, at="03:00")`` runs at 03:00, 09:00, 15:00
         and 21:00 every day. Without it the runs are every ``every`` hours on absolute time.
         """
-        return cls(
-            "hour",
-            every=every,
-            at=at,
-            timezone=timezone,
-            delay=delay,
-            window=window,
-            phase=phase,
-            catch_up=catch_up,
-            key=key,
-            partitioned=partitioned,
-            key_format=key_format,
-        )
+        return cls("hour", every=every, at=at, timezone=timezone, **options)
 
     @classmethod
     def day(
-        cls,
-        at: WallTime | None = None,
-        *,
-        every: int = 1,
-        timezone: Zone | None = None,
-        delay: Duration | None = None,
-        window: Duration | None = None,
-        phase: Phase | None = None,
-        catch_up: CatchUp | None = None,
-        key: str | None = None,
-        partitioned: bool = False,
-        key_format: str | None = None,
+        cls, at: WallTime | None = None, *, every: int = 1, timezone: Zone | None = None, **options: Unpack[Options]
     ) -> Calendar:
         """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (both or neither; ``timezone="UTC"`` for UTC).
 
         Without ``at`` the runs are a plain ``every`` x 24 hours apart on absolute time.
         """
-        return cls(
-            "day",
-            every=every,
-            at=at,
-            timezone=timezone,
-            delay=delay,
-            window=window,
-            phase=phase,
-            catch_up=catch_up,
-            key=key,
-            partitioned=partitioned,
-            key_format=key_format,
-        )
+        return cls("day", every=every, at=at, timezone=timezone, **options)
 
     @classmethod
     def week(
@@ -159,33 +147,14 @@ class Calendar(TesseraTimetable):
         *,
         every: int = 1,
         timezone: Zone | None = None,
-        delay: Duration | None = None,
-        window: Duration | None = None,
-        phase: Phase | None = None,
-        catch_up: CatchUp | None = None,
-        key: str | None = None,
-        partitioned: bool = False,
-        key_format: str | None = None,
+        **options: Unpack[Options],
     ) -> Calendar:
         """Every ``every`` weeks (1 to 4) on weekday ``on`` (``"monday"`` or 0-6, 0 = Sunday) at ``at``.
 
         ``on``, ``at`` and ``timezone`` go together, all three or none (a partial anchor is refused,
         naming what is missing); without them the cadence is a plain 7 x ``every`` days interval.
         """
-        return cls(
-            "week",
-            every=every,
-            on=on,
-            at=at,
-            timezone=timezone,
-            delay=delay,
-            window=window,
-            phase=phase,
-            catch_up=catch_up,
-            key=key,
-            partitioned=partitioned,
-            key_format=key_format,
-        )
+        return cls("week", every=every, on=on, at=at, timezone=timezone, **options)
 
     @classmethod
     def month(
@@ -195,20 +164,21 @@ class Calendar(TesseraTimetable):
         *,
         every: int = 1,
         timezone: Zone | None = None,
-        delay: Duration | None = None,
-        window: Duration | None = None,
-        phase: Phase | None = None,
-        catch_up: CatchUp | None = None,
-        key: str | None = None,
-        partitioned: bool = False,
-        key_format: str | None = None,
+        business_day: int | None = None,
+        calendar: object = None,
+        **options: Unpack[Options],
     ) -> Calendar:
-        """Every ``every`` months (1 to 12) on day ``on`` (1 to 31) at ``at``.
+        """Every ``every`` months (1 to 12) on day ``on`` (1 to 31), or on business day ``business_day``, at ``at``.
 
         A day the month lacks means its last day, so ``on=31`` is the month's end and
         ``on=29`` is 28 February in common years: no month is silently skipped. ``on``, ``at``
         and ``timezone`` go together, all three or none; without them the cadence is a flat
         30 x ``every`` days interval.
+
+        ``business_day=N`` (1 to 23) runs on the month's Nth business day, ``-N`` on its Nth-last
+        (``-1``: the last business day): a Monday to Friday that ``calendar`` (holidays, as for
+        ``exclude``) does not name. A month with fewer business days runs on its last (first) one;
+        ``at`` and ``timezone`` are required.
         """
         return cls(
             "month",
@@ -216,14 +186,27 @@ class Calendar(TesseraTimetable):
             on=on,
             at=at,
             timezone=timezone,
-            delay=delay,
-            window=window,
-            phase=phase,
-            catch_up=catch_up,
-            key=key,
-            partitioned=partitioned,
-            key_format=key_format,
+            business_day=business_day,
+            calendar=calendar,
+            **options,
         )
+
+    @classmethod
+    def business_day(
+        cls,
+        at: WallTime | None = None,
+        *,
+        timezone: Zone | None = None,
+        calendar: object = None,
+        **options: Unpack[Options],
+    ) -> Calendar:
+        """Every business day at ``at`` in ``timezone``: Monday to Friday, except the dates of ``calendar``.
+
+        ``calendar`` takes what ``exclude`` takes (``holidays_of("US", subdiv="NY")``, dates, ranges).
+        A holiday is an excluded occurrence: the plan lists it with its name, and the next run's
+        window covers it (Monday's run evaluates Friday's occurrence to Monday's).
+        """
+        return cls(BUSINESS_DAY, at=at, timezone=timezone, calendar=calendar, **options)
 
     @property
     def period(self) -> datetime.timedelta:
@@ -239,7 +222,10 @@ class Calendar(TesseraTimetable):
         return self._calendar.at is not None
 
     def _cadence_summary(self) -> str:
-        return self._calendar.describe()
+        text = self._calendar.describe()
+        if self._holidays is not None:
+            text += f" (holidays: {self._holidays.describe()})"
+        return text if self._exclude is None else f"{text} except {self._exclude.describe()}"
 
     @property
     def description(self) -> str:  # type: ignore[override]
@@ -260,6 +246,10 @@ class Calendar(TesseraTimetable):
             "on": spec.on,
             "at": spec.at_text,
             "timezone": spec.timezone,
+            # Added keys, absent (None) for a DAG serialized before business days and exclusions existed.
+            "business_day": getattr(spec, "nth", None),
+            "calendar": None if self._holidays is None else self._holidays.to_list(),
+            "exclude": None if self._exclude is None else self._exclude.to_list(),
         }
 
     @classmethod
@@ -270,6 +260,9 @@ class Calendar(TesseraTimetable):
             on=data.get("on"),
             at=data.get("at"),
             timezone=data.get("timezone"),
+            business_day=data.get("business_day"),
+            calendar=Exclusions.from_list("calendar", data.get("calendar")),
+            exclude=Exclusions.from_list("exclude", data.get("exclude")),
             **cls._common_kwargs(data),
         )
         return timetable._restore_binding(data)

@@ -16,9 +16,12 @@ from cron_descriptor import (
 from ._time.cron import CronCadence, CronInvalid, parse_cron
 from ._time.cron_fields import plain_text
 from ._time.durations import format_duration, parse_duration
+from ._time.excluding import ExcludingCadence
 from ._time.grid import EpochGrid
 from ._time.wallclock import check_dst_policy, load_zone
 from .base import TesseraTimetable
+from .exclusion_plan import with_exclusions
+from .exclusions import Exclusions, parse_exclusions
 from .policies import CatchUp, Phase
 
 __all__ = ["Cron", "CronInvalid"]
@@ -40,6 +43,9 @@ class Cron(TesseraTimetable):
         catches up on by itself; a DAG with ``catchup=True`` and ``airflow backfill create``
         run every occurrence in range.
     :param dst: ``"cronjob"`` (default) or ``"once"``; see below.
+    :param exclude: local dates (in ``timezone``) on which nothing runs: dates, ``between(...)`` ranges and
+        ``holidays_of(...)`` calendars (see :mod:`tessera.timetables.exclusions`). The run after an excluded
+        day evaluates the time since the last run, excluded day included, so windows still tile.
     :param delay: shifts both window bounds back; the run is still due at the occurrence.
     :param window: evaluate this fixed lookback instead of the time since the previous occurrence.
     :param phase: when a run starts after its occurrence (``Spread(...)`` or ``Fixed(...)``).
@@ -78,6 +84,7 @@ class Cron(TesseraTimetable):
         timezone: str = "UTC",
         starting_deadline: str | datetime.timedelta | None = None,
         dst: str = "cronjob",
+        exclude: object = None,
         delay: str | datetime.timedelta | None = None,
         window: str | datetime.timedelta | None = None,
         phase: Phase | None = None,
@@ -97,8 +104,9 @@ class Cron(TesseraTimetable):
             None if starting_deadline is None else parse_duration("starting_deadline", starting_deadline)
         )
         self._every_us = cadence.interval if isinstance(cadence, EpochGrid) else None
+        self._exclude = parse_exclusions("exclude", exclude)
         self._configure(
-            cadence,
+            with_exclusions("exclude", cadence, self._exclude, zone.key),
             delay=delay,
             window=window,
             phase=phase,
@@ -119,9 +127,10 @@ class Cron(TesseraTimetable):
     # -- what the UI shows --------------------------------------------------------------------
 
     def _cadence_summary(self) -> str:
-        if self._every_us is not None:  # the timezone plays no part in an @every schedule
-            return f"cron {self._expression}"
-        return f"cron {self._expression} {self._timezone}"
+        text = f"cron {self._expression}"
+        if self._every_us is None or self._exclude is not None:  # the zone only reads an @every's exclusions
+            text += f" {self._timezone}"
+        return text if self._exclude is None else f"{text} except {self._exclude.describe()}"
 
     @property
     def summary(self) -> str:
@@ -137,6 +146,7 @@ class Cron(TesseraTimetable):
         if self._every_us is not None:
             return f"Every {format_duration(self._every_us)}, counted from 1970-01-01 00:00 UTC."
         cadence = self._plan.cadence
+        cadence = cadence.inner if isinstance(cadence, ExcludingCadence) else cadence
         assert isinstance(cadence, CronCadence)
         try:
             # Worded from the parsed values: the describer does not read every form as a CronJob does.
@@ -169,6 +179,7 @@ class Cron(TesseraTimetable):
             "timezone": self._timezone,
             "dst": self._dst,
             "starting_deadline_us": self._starting_deadline_us,
+            "exclude": None if self._exclude is None else self._exclude.to_list(),  # added: None before exclusions
         }
 
     @classmethod
@@ -179,6 +190,7 @@ class Cron(TesseraTimetable):
             timezone=data.get("timezone", "UTC"),
             starting_deadline=None if deadline_us is None else datetime.timedelta(microseconds=deadline_us),
             dst=data.get("dst", "cronjob"),
+            exclude=Exclusions.from_list("exclude", data.get("exclude")),
             **cls._common_kwargs(data),
         )
         return timetable._restore_binding(data)

@@ -84,8 +84,13 @@ class Every(TesseraTimetable):
 
     @staticmethod
     def month(*args: Any, **kwargs: Any) -> Calendar:
-        """Every ``every`` months on a day (31 = the month's last day); see :meth:`Calendar.month`."""
+        """Every ``every`` months on a day (31 = the month's last day) or a business day; see :meth:`Calendar.month`."""
         return Calendar.month(*args, **kwargs)
+
+    @staticmethod
+    def business_day(*args: Any, **kwargs: Any) -> Calendar:
+        """Every business day (Monday to Friday but holidays) at a wall time; see :meth:`Calendar.business_day`."""
+        return Calendar.business_day(*args, **kwargs)
 
     @property
     def period(self) -> datetime.timedelta:

@@ -31,7 +31,9 @@ from pydantic import BaseModel, Field
 
 from . import backfill_dry_run as dry_run
 from .errors import Invalid
+from .excluded import excluded_runs
 from .inputs import supported_instant
+from .models import ExcludedRun
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -65,6 +67,9 @@ class BackfillPreview(BaseModel):
     to_date: datetime.datetime
     reprocess_behavior: str
     runs: list[BackfillRun] = Field(description=f"At most {MAX_PREVIEW_RUNS}, oldest first.")
+    excluded: list[ExcludedRun] = Field(
+        default_factory=list, description="Occurrences in the range the schedule skips for its exclusions (no run)."
+    )
     note: str = Field(description="What the preview does and does not take into account.")
 
 
@@ -169,6 +174,7 @@ def preview_stored(
         to_date=to_date,
         reprocess_behavior=reprocess_behavior,
         runs=[_run(info) for info, skipped in zip(taken, left_out) if not skipped],
+        excluded=excluded_runs(dag.timetable, after=from_date, until=to_date),
         note="Airflow's own dry run: runs that already exist and would not be re-run are left out.",
     )
 
@@ -190,5 +196,6 @@ def preview_dag(
         to_date=to_date,
         reprocess_behavior="none",
         runs=[_run(info) for info in taken],
+        excluded=excluded_runs(stored.timetable, after=from_date, until=to_date),
         note="From the DAG file: every run of the range is listed (no database, so none is known to exist yet).",
     )

@@ -33,6 +33,14 @@ class PlannedOccurrence(_Model):
     )
 
 
+class ExcludedRun(_Model):
+    """An occurrence the schedule skips for its exclusions (a date, a range, a holiday): no run is created."""
+
+    occurrence: Instant = Field(description="The instant the run would have been due (UTC).")
+    occurrence_local: str = Field(description="The same instant in the schedule's timezone (ISO 8601).")
+    reasons: list[str] = Field(description="Why, e.g. 'Independence Day (observed) (holidays US-NY)'.")
+
+
 class StoredNextRun(_Model):
     """The next run as Airflow stored it on the DAG (what the scheduler will create next)."""
 
@@ -81,6 +89,10 @@ class DagPlan(_Model):
     declared_schedule: str | None
     next_stored_run: StoredNextRun
     occurrences: list[PlannedOccurrence]
+    excluded: list[ExcludedRun] = Field(
+        default_factory=list,
+        description="Occurrences skipped for the schedule's exclusions between `after` and the last listed run.",
+    )
     contradictions: list[Contradiction]
     error: str | None = Field(
         default=None,

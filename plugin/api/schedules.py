@@ -29,6 +29,7 @@ from tessera.timetables.durations import format_duration
 from tessera.timetables.run_info import RunSchedule
 
 from .errors import NotFound
+from .excluded import excluded_runs
 from .models import Contradiction, DagPlan, PlannedOccurrence, StoredNextRun
 from .stored import StoredDag, latest_stored
 
@@ -281,5 +282,6 @@ def dag_plan(
         declared_schedule=item.declared_schedule,
         next_stored_run=stored_next_run(item),
         occurrences=[occurrence_of(run, item.timezone) for run in runs],
+        excluded=excluded_runs(timetable, after=after, until=runs[-1].occurrence if runs else None),
         contradictions=mine,
     )

@@ -14,11 +14,10 @@ from typing import Any
 import pendulum
 from hypothesis import strategies as st
 
-from tessera.timetables import Backfill, Fixed, Latest, Spread
+from tessera.timetables import Backfill, Fixed, Latest, Spread, between, holidays_of
 
 UTC = datetime.timezone.utc
 INF, NAN = float("inf"), float("nan")
-
 
 
 def mostly(plausible: st.SearchStrategy, adversarial: st.SearchStrategy, tenths: int = 8) -> st.SearchStrategy:
@@ -50,6 +49,7 @@ WEIRD_TEXT = st.one_of(
     st.just("9" * 5000 + "d"),
 )
 ADVERSARIAL = st.one_of(HUGE_INTS, st.integers(), FLOATS, UNICODE_DIGITS, JUNK_OBJECTS, WEIRD_TEXT)
+
 
 # -- durations ----------------------------------------------------------------------------------------
 def _seconds(text: str) -> int:
@@ -263,6 +263,7 @@ def calendar_calls() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     def keywords(unit: str) -> st.SearchStrategy[dict[str, Any]]:
         own = {"every": EVERY_COUNTS, "at": st.one_of(st.none(), WALL_TIMES)}
         own["timezone"] = st.one_of(st.none(), TIMEZONES)
+        own["exclude"] = EXCLUSIONS
         if unit == "week":
             own["on"] = st.one_of(st.none(), WEEKDAYS)
         if unit == "month":
@@ -328,6 +329,7 @@ def cron_calls() -> st.SearchStrategy[tuple[Any, dict[str, Any]]]:
             "timezone": TIMEZONES,
             "starting_deadline": OPTIONAL_DURATION,
             "dst": DST_POLICIES,
+            "exclude": EXCLUSIONS,
         },
     )
     keywords = st.tuples(own, common_kwargs()).map(lambda pair: {**pair[0], **pair[1]})
@@ -352,3 +354,65 @@ KEY_FORMATS = mostly(
     tenths=3,
 )
 PARTITIONED = mostly(st.just(True), st.one_of(st.just(False), JUNK_OBJECTS, st.just("yes")), tenths=9)
+
+
+# -- exclusions, business days and unions ---------------------------------------------------------------
+# Holiday calendars are built once (the package takes milliseconds a calendar): valid ones, as users pass them.
+CALENDARS = [
+    holidays_of("US", subdiv="NY"),
+    holidays_of(market="NYSE", years=(2000, 2030)),
+    holidays_of("GB", subdiv="ENG", years=(1900, 1950)),
+]
+PLAUSIBLE_DATES = st.one_of(
+    st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2999, 12, 31)),
+    st.dates(min_value=datetime.date(2020, 1, 1), max_value=datetime.date(2030, 12, 31)),
+    st.dates(min_value=datetime.date(2020, 1, 1), max_value=datetime.date(2030, 12, 31)).map(lambda d: d.isoformat()),
+    st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2999, 12, 31)).map(
+        lambda d: pendulum.date(d.year, d.month, d.day)
+    ),
+)
+RANGES = st.builds(
+    lambda first, days: between(first, first + datetime.timedelta(days=days)),
+    st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2998, 1, 1)),
+    st.integers(0, 365),
+)
+ADVERSARIAL_DATES = st.one_of(
+    st.datetimes(min_value=datetime.datetime(1900, 1, 1), max_value=datetime.datetime(2999, 1, 1)),
+    st.builds(lambda d: pendulum.datetime(d.year, d.month, d.day), st.dates()),
+    st.dates(),  # outside 1900-2999 in most draws
+    st.sampled_from(["2026-02-30", "26-12-25", "2026-12-25T00:00", "\u0662026-12-25", "", "9999-99-99"]),
+    st.builds(between, st.one_of(st.dates(), WEIRD_TEXT, JUNK_OBJECTS), st.one_of(st.dates(), WEIRD_TEXT)),
+    st.builds(
+        lambda first, days: between(first, first + datetime.timedelta(days=days)),
+        st.dates(min_value=datetime.date(1900, 1, 1), max_value=datetime.date(2900, 1, 1)),
+        st.integers(-400, 800),
+    ),
+    ADVERSARIAL,
+)
+EXCLUSION_ITEMS = mostly(st.one_of(PLAUSIBLE_DATES, RANGES, st.sampled_from(CALENDARS)), ADVERSARIAL_DATES, tenths=8)
+EXCLUSIONS = mostly(
+    st.one_of(st.none(), EXCLUSION_ITEMS, st.lists(EXCLUSION_ITEMS, max_size=8)),
+    st.one_of(
+        st.lists(st.lists(EXCLUSION_ITEMS, max_size=2), max_size=3),
+        st.just(["2026-01-01"] * 1001),
+        st.just(CALENDARS * 2),
+        st.lists(RANGES, min_size=2, max_size=6),  # adjacent-ish ranges: the horizon may refuse them
+        st.just([between(f"{y}-01-01", f"{y}-12-31") for y in range(2020, 2024)]),
+    ),
+    tenths=8,
+)
+NTH_BUSINESS_DAYS = mostly(
+    st.one_of(st.integers(1, 23), st.integers(-23, -1)),
+    st.one_of(st.integers(-30, 30), HUGE_INTS, FLOATS, JUNK_OBJECTS, st.just("1")),
+)
+
+
+def business_day_calls() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    """(unit, keywords) for Every.business_day and Every.month(business_day=...)."""
+    own = {"at": WALL_TIMES, "timezone": TIMEZONES, "calendar": EXCLUSIONS, "exclude": EXCLUSIONS}
+    daily = st.fixed_dictionaries({}, optional=own)
+    monthly = st.fixed_dictionaries({"business_day": NTH_BUSINESS_DAYS}, optional={**own, "every": EVERY_COUNTS})
+    return st.one_of(
+        st.tuples(st.just("business_day"), st.tuples(daily, common_kwargs())),
+        st.tuples(st.just("month"), st.tuples(monthly, common_kwargs())),
+    ).map(lambda call: (call[0], {**call[1][0], **call[1][1]}))

@@ -13,6 +13,7 @@ Deterministic: ``derandomize=True`` and no example database, so CI sees the same
 
 from __future__ import annotations
 
+import re
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from airflow.timetables.base import TimeRestriction
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tessera.timetables import Calendar, Cron, Every
+from tessera.timetables import Calendar, Cron, Every, Spread, Union
 from tessera.timetables._time.plan import Plan
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.instants import to_us
@@ -52,8 +53,11 @@ HANG_SECONDS = 20  # a backstop for a loop inside one cadence step, never reache
 COMMON_FIELDS = {"delay", "window", "phase", "phase.spread.max", "phase.spread.step", "phase.fixed"}
 COMMON_FIELDS |= {"catch_up", "catch_up.backfill.limit", "key"}
 EVERY_FIELDS = COMMON_FIELDS | {"every"}
-CALENDAR_FIELDS = COMMON_FIELDS | {"every", "on", "at", "timezone"}
-CRON_FIELDS = COMMON_FIELDS | {"expression", "timezone", "starting_deadline", "dst"}
+EXCLUDE_FIELDS = {"exclude", "exclude.first", "exclude.last"}
+CALENDAR_FIELDS = COMMON_FIELDS | EXCLUDE_FIELDS | {"every", "on", "at", "timezone"}
+CRON_FIELDS = COMMON_FIELDS | EXCLUDE_FIELDS | {"expression", "timezone", "starting_deadline", "dst"}
+BUSINESS_FIELDS = CALENDAR_FIELDS | {"business_day", "calendar", "calendar.first", "calendar.last"}
+UNION_FIELDS = COMMON_FIELDS | EXCLUDE_FIELDS | {"members", "partitioned", "key_format"}
 
 
 class Unbounded(BaseException):
@@ -77,6 +81,7 @@ def alarm(seconds: float) -> Iterator[None]:
 def assert_names_a_field(refused: Exception, fields: set[str]) -> None:
     message = str(refused)
     field, colon, rest = message.partition(": ")
+    field = re.sub(r"\[[0-9]+\]", "", field)  # exclude[3].first names the field exclude.first
     assert colon and field in fields, f"{type(refused).__name__} names no field of {sorted(fields)}: {message!r}"
     assert "; " in rest, f"the message gives no rule or fix after the value: {message!r}"
     # The cron grammar (another module's) still echoes a whole expression; every other field shortens it.
@@ -224,3 +229,57 @@ def test_partitioned(partitioned, key_format, base, world):
         return timetable
 
     exercise(build, PARTITION_FIELDS, world)
+
+
+# -- exclusions, business days, unions ------------------------------------------------------------------
+# Fewer cases than the constructors above: each builds holiday-sized exclusion sets and checks their horizon.
+CALENDAR_CASES = settings(FUZZ, max_examples=CASES // 5)
+
+
+@CALENDAR_CASES
+@given(call=inputs.business_day_calls(), world=inputs.worlds())
+def test_business_day(call, world):
+    unit, kwargs = call
+    build = Every.business_day if unit == "business_day" else Every.month
+    exercise(lambda: build(**inputs.built(kwargs)), BUSINESS_FIELDS, world)
+
+
+def member_calls() -> st.SearchStrategy[Callable[[], Any]]:
+    """Mostly members a union takes (a shared zone, no options), sometimes what it must refuse."""
+    zone = st.sampled_from(["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Pacific/Apia"])
+    at = st.builds(lambda h, m: f"{h:02d}:{m:02d}", st.integers(0, 23), st.sampled_from([0, 30]))
+    plain = st.one_of(
+        st.builds(lambda a: lambda z: Every.day(at=a, timezone=z), at),
+        st.builds(lambda e, a: lambda z: Every.hour(e, at=a, timezone=z), st.sampled_from([1, 6]), at),
+        st.builds(lambda a: lambda z: Every.business_day(at=a, timezone=z, calendar=inputs.CALENDARS[0]), at),
+        st.builds(
+            lambda x: lambda z: Cron(x, timezone=z), st.sampled_from(["0 17 * * 5", "30 2 * * *", "*/20 * * * *"])
+        ),
+        st.builds(lambda x: lambda z: Every(x), inputs.GOOD_INTERVALS),
+        st.builds(lambda x: lambda z: Cron(x, timezone=z, exclude=inputs.CALENDARS[1]), st.just("0 9 * * 1-5")),
+    )
+    odd = st.one_of(
+        st.just(lambda z: Every.day()),
+        st.just(lambda z: Every("1h", phase=Spread(max="1m"))),
+        st.just(lambda z: Every.day(at="09:00", timezone="Asia/Tokyo")),
+        st.builds(lambda v: lambda z: v, inputs.ADVERSARIAL),
+    )
+    return st.tuples(zone, st.lists(inputs.mostly(plain, odd, tenths=9), min_size=1, max_size=5)).map(
+        lambda pair: lambda: [make(pair[0]) for make in pair[1]]
+    )
+
+
+@CALENDAR_CASES
+@given(
+    members=member_calls(),
+    kwargs=inputs.common_kwargs(),
+    exclude=inputs.EXCLUSIONS,
+    partitioned=inputs.mostly(st.just(False), st.just(True), tenths=8),
+    world=inputs.worlds(),
+)
+def test_union(members, kwargs, exclude, partitioned, world):
+    exercise(
+        lambda: Union(*members(), exclude=exclude, partitioned=partitioned, **inputs.built(kwargs)),
+        UNION_FIELDS | BUSINESS_FIELDS,
+        world,
+    )

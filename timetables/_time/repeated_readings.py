@@ -10,7 +10,11 @@ only if the cadence fires at both instances of a reading:
   1900 to 2999, holds a time the expression matches on a date it matches
   (``30 2 * * *`` in Europe/Berlin: every last Sunday of October);
 * a cadence on absolute time read in a zone (``@every 1h``): when two occurrences fit in
-  one fold, i.e. its shortest gap is at most the zone's deepest fold.
+  one fold, i.e. its shortest gap is at most the zone's deepest fold;
+* a cadence with exclusions: when the cadence it filters does;
+* a union: when a member does, or when it mixes a member on absolute time with others in a
+  zone that ever falls back (that member can fire at the second instance of a reading
+  another member fires at the first).
 
 The answers come from :func:`~.zone_history.zone_history`; a zone whose history cannot be
 read is taken to fold anywhere, so the answer errs toward an offset in the key.
@@ -27,6 +31,8 @@ from .cron import CronCadence
 from .cron_fields import CronFields
 from .durations import US_PER_MINUTE
 from .epoch import EPOCH_ORDINAL
+from .excluding import ExcludingCadence
+from .union import UnionCadence, times_of_day
 from .zone_history import Transition, zone_history
 
 _MINUTES_PER_DAY = 24 * 60
@@ -46,6 +52,15 @@ def folds(key: str) -> tuple[Transition, ...] | None:
 
 def repeats_a_reading(cadence: Cadence, key: str) -> bool:
     """True when two occurrences of ``cadence`` can show one reading of zone ``key``'s clock."""
+    if isinstance(cadence, ExcludingCadence):
+        return repeats_a_reading(cadence.inner, key)  # removing occurrences cannot make two share a reading
+    if isinstance(cadence, UnionCadence):
+        # Wall-clock members fire a repeated reading at its first instance unless they repeat it themselves;
+        # a member on absolute time can fire at the second instance of what another fires at the first.
+        if any(times_of_day(member) is None for member in cadence.members):
+            found = folds(key)
+            return found is None or bool(found)
+        return any(repeats_a_reading(member, key) for member in cadence.members)
     if isinstance(cadence, LocalCadence):
         return False  # a repeated wall time runs once, at its first instance
     if isinstance(cadence, CronCadence):
@@ -74,4 +89,3 @@ def _cron_fires_in_a_fold(fields: CronFields, key: str) -> bool:
             if index < len(minutes) and minutes[index] < high:
                 return True
     return False
-
