@@ -114,8 +114,10 @@ class Cron(TesseraTimetable):
     # -- what the UI shows --------------------------------------------------------------------
 
     def _cadence_summary(self) -> str:
-        if self._every_us is not None:  # the timezone plays no part in an @every schedule
-            return f"cron {self._expression}"
+        if self._every_us is not None:
+            # The same epoch grid as Every, so the same words (a declared INTERVAL_SECONDS 3600 reads
+            # "every 1h", not "cron @every 3600s"); the timezone plays no part in it.
+            return f"every {format_duration(self._every_us)}"
         return f"cron {self._expression} {self._timezone}"
 
     @property
