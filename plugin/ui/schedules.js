@@ -141,6 +141,11 @@ function newRow(dagId) {
   return { main, laneRow, lane, note, cells, keys: {} };
 }
 
+// A DAG id may break only after "_", "-" or ".": never inside a word of it.
+function breakable(text) {
+  return text.split(/(?<=[_.-])/).flatMap((part, i) => (i ? [el("wbr", {}), part] : [part]));
+}
+
 // Rebuild one cell only when what it shows changed.
 function setCell(row, name, key, build) {
   if (row.keys[name] === key) return;
@@ -152,9 +157,11 @@ function updateRow(row, dag, next, status, trigger) {
   const error = rowError(dag, status);
   row.main.classList.toggle("broken", Boolean(error));
   setCell(row, "dag", JSON.stringify([dag.summary, dag.timezone, dag.is_paused, error, trigger]), () => [
-    airflowLink(`/dags/${encodeURIComponent(dag.dag_id)}`, dag.dag_id),
+    airflowLink(`/dags/${encodeURIComponent(dag.dag_id)}`, breakable(dag.dag_id)),
     el("div", { class: "schedule" }, trigger ? trigger.text : dag.summary),
-    dag.timezone !== "UTC" ? el("span", { class: "sub" }, dag.timezone, " ") : null,
+    // The zone once: a calendar or cron summary already names it.
+    dag.timezone !== "UTC" && !(trigger ? trigger.text : dag.summary).includes(dag.timezone)
+      ? el("span", { class: "sub" }, dag.timezone, " ") : null,
     dag.is_paused ? chip("idle", "paused") : null,
     error ? chip("bad", "error", error) : null]);
   setCell(row, "next", JSON.stringify([next, dag.phase, trigger && trigger.text]), () => {
@@ -167,7 +174,7 @@ function updateRow(row, dag, next, status, trigger) {
   });
   setCell(row, "outcome", JSON.stringify(status ? [status.last_outcome, status.skip_reason, status.last_run] : null), () => outcome(status));
   setCell(row, "health", JSON.stringify(status ? [status.conditions, status.lateness, status.consecutive_failures, status.stale_parents] : null),
-    () => [health(status), ...staleParents(status)]);
+    () => [...health(status), ...staleParents(status)]);
 }
 
 function updateLane(row, dag, runs, next, trigger, view) {
@@ -176,7 +183,7 @@ function updateLane(row, dag, runs, next, trigger, view) {
   const last = runs[runs.length - 1];
   const key = [view.range, view.start, runs.length, runs.length && runs[0].window_start, last && last.run_after,
     last && last.window_end, error, trigger && trigger.text, next && next.occurrence].join("|");
-  if (row.laneKey === key) { moveNow(row.lane, view); return; }
+  if (row.laneKey === key) { moveNow(row.lane, view); placeNote(row.note, view); return; }
   row.laneKey = key;
   const capped = runs.length >= PLAN_COUNT && Date.parse(runs[runs.length - 1].run_after) < view.end;
   const shapes = error ? laneShapes([], view, false) : laneShapes(runs, view, capped);
@@ -187,6 +194,7 @@ function updateLane(row, dag, runs, next, trigger, view) {
   else if (!runs.length) note = dag.cadence_kind === "after" ? "Runs after its parents." : "No clock-driven runs ahead.";
   drawLane(row.lane, shapes, view, `${RANGE_NAMES[view.range]} of ${dag.dag_id}${note ? ": " + note : ""}`);
   if (row.note.textContent !== note) row.note.textContent = note;
+  placeNote(row.note, view);
   row.note.classList.toggle("error", Boolean(error));
   row.note.classList.toggle("row-error", Boolean(error));
   row.note.classList.toggle("over", Boolean(shapes.band));

@@ -125,6 +125,16 @@ function drawLane(lane, shapes, view, label) {
   moveNow(lane, view);
 }
 
+// A lane's note starts just after the "now" line, so the line never runs through its words.
+function placeNote(note, view) {
+  const at = (xOf(view, view.now) / LANE_WIDTH) * 100;
+  const left = `calc(${at.toFixed(2)}% + 6px)`;
+  if (note.style.left !== left) {
+    note.style.left = left;
+    note.style.maxWidth = `calc(${(100 - at).toFixed(2)}% - 12px)`;
+  }
+}
+
 function moveNow(lane, view) {
   const x = xOf(view, view.now).toFixed(1);
   setIf(lane.parts.now, "x1", x);
