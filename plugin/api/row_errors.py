@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -52,18 +53,22 @@ def plan_row(
 
 
 def status_row(
-    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, session: Session
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    completed: Mapping[str, datetime.datetime | None],
+    session: Session,
 ) -> DagStatus:
     """:func:`~tessera.plugin.api.status.dag_status`, or its runs without a plan, and the error."""
     error = item.error
     if error is None:
         try:
-            return dag_status(item, contradictions, history, session)
+            return dag_status(item, contradictions, history, completed, session)
         except SQLAlchemyError:
             raise
         except Exception as raised:
             error = failure("computing the status", item.dag_id, raised)
-    row = dag_status(_bare(item), contradictions, history, session)
+    row = dag_status(_bare(item), contradictions, history, completed, session)
     unknown = Lateness(
         state="unknown",
         late=False,

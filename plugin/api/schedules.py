@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from airflow.models.dag import DagModel, DagTag
-from sqlalchemy import or_, select
+from sqlalchemy import Select, or_, select
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import selectinload
 
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.durations import format_duration
@@ -113,26 +112,36 @@ def is_scheduled(model: DagModel) -> bool:
     return any(tag.name.startswith(SCHEDULE_TAG_PREFIX) for tag in model.tags)
 
 
+def _shown(query: Select, *, readable: Collection[str] | None, dag_id: str | None) -> Select:
+    """``query`` restricted to the DAG rows the surfaces show (see :func:`is_scheduled`)."""
+    tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
+    query = query.where(~DagModel.is_stale).where(
+        or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged))
+    )
+    if readable is not None:
+        query = query.where(DagModel.dag_id.in_(readable))
+    if dag_id is not None:
+        query = query.where(DagModel.dag_id == dag_id)
+    return query
+
+
 def scheduled_dags(
     session: Session, *, readable: Collection[str] | None, dag_id: str | None = None
 ) -> list[ScheduledDag]:
     """The tessera DAGs the caller may read (all of them, or just ``dag_id``), by DAG id.
 
     ``readable=None``: the route has already authorized the caller for ``dag_id``.
+    Three queries whatever the number of DAGs: the rows, their declared-schedule tags (one
+    query, not one per 500 rows as a select-in load batches them) and the stored versions.
     """
-    tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
-    query = (
-        select(DagModel)
-        .options(selectinload(DagModel.tags))  # one query for every row's tags, not one per row
-        .where(~DagModel.is_stale)
-        .where(or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged)))
-        .order_by(DagModel.dag_id)
-    )
-    if readable is not None:
-        query = query.where(DagModel.dag_id.in_(readable))
-    if dag_id is not None:
-        query = query.where(DagModel.dag_id == dag_id)
-    models = session.scalars(query).all()
+    models = session.scalars(_shown(select(DagModel), readable=readable, dag_id=dag_id).order_by(DagModel.dag_id))
+    models = models.all()
+    shown = _shown(select(DagModel.dag_id), readable=readable, dag_id=dag_id)
+    schedule_tags: dict[str, list[str]] = {}
+    for tagged_id, name in session.execute(
+        select(DagTag.dag_id, DagTag.name).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX), DagTag.dag_id.in_(shown))
+    ):
+        schedule_tags.setdefault(tagged_id, []).append(name)
     stored = latest_stored(session, [model.dag_id for model in models])
     found = []
     for model in models:
@@ -141,7 +150,7 @@ def scheduled_dags(
         if item is not None and item.error is not None:
             item, error = None, failure("reading the stored DAG", model.dag_id, item.error)
         timetable = None if item is None else item.timetable
-        tags = sorted(tag.name for tag in model.tags if tag.name.startswith(SCHEDULE_TAG_PREFIX))
+        tags = sorted(schedule_tags.get(model.dag_id, ()))
         found.append(
             ScheduledDag(
                 model=model,

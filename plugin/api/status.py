@@ -22,6 +22,7 @@ A paused DAG is never late, and neither is one with nothing scheduled.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -173,23 +174,47 @@ def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSumma
     )
 
 
-def stale_parents_of(item: ScheduledDag, session: Session, now: datetime.datetime) -> list[StaleParentModel]:
-    """The AFTER parents of the DAG's declared schedule that are outside its freshness window now."""
+def freshness_rule(item: ScheduledDag) -> tuple[list[str], float]:
+    """The AFTER parents of the DAG's declared schedule and its PARENT_FRESHNESS hours (none: no check)."""
     record = record_of(item.stored.default_args if item.stored is not None else None)
     hours = float((record or {}).get("parent_freshness_hours") or 0)
     if not record or not record.get("after") or not hours:
+        return [], 0.0
+    return list(record["after"]), hours
+
+
+def parent_fires(items: Iterable[ScheduledDag], session: Session) -> dict[str, datetime.datetime | None]:
+    """When each AFTER parent of any of ``items`` last completed a fire: one grouped query for all of them."""
+    parents = sorted({parent for item in items for parent in freshness_rule(item)[0]})
+    return last_completed(parents, session) if parents else {}
+
+
+def stale_parents_of(
+    item: ScheduledDag, completed: Mapping[str, datetime.datetime | None], now: datetime.datetime
+) -> list[StaleParentModel]:
+    """The AFTER parents of the DAG's declared schedule outside its freshness window now.
+
+    ``completed``: :func:`parent_fires` of the DAGs listed with this one.
+    """
+    parents, hours = freshness_rule(item)
+    if not parents:
         return []
-    parents = list(record["after"])
-    stale = stale_parent_ages(parents, last_completed(parents, session), now=now, hours=hours)
+    stale = stale_parent_ages(parents, {p: completed.get(p) for p in parents}, now=now, hours=hours)
     return [StaleParentModel.model_validate(parent) for parent in stale]
 
 
 def dag_status(
-    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, session: Session
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    completed: Mapping[str, datetime.datetime | None],
+    session: Session,
 ) -> DagStatus:
-    """One DAG's status from its row, its runs (``history``, read for many DAGs at once) and its plan.
+    """One DAG's status from its row, its runs and when its AFTER parents last ``completed`` a fire.
 
-    ``session`` is read only for a cursor function's own status and for stale AFTER parents.
+    The runs and the parents' fires are read for many DAGs at once (:func:`parent_fires`).
+
+    ``session`` is read only for a cursor function's own status.
     """
     timetable, model = item.timetable, item.model
     fires, last_run = history.fires, history.last_run
@@ -225,5 +250,5 @@ def dag_status(
         conditions=outcome.conditions,
         cursors=cursors,
         cursor_status=cursor_status,
-        stale_parents=stale_parents_of(item, session, utcnow()),
+        stale_parents=stale_parents_of(item, completed, utcnow()),
     )
