@@ -115,6 +115,11 @@ class PublicPlan:
             anchor=None if anchor is None else self._plan.occurrence_of_window_end(to_us(anchor)),
         )
 
+    def first_of(self, lane: LaneShape) -> RunSchedule | None:
+        """The first run of ``lane`` as :meth:`upcoming` gives it (its partition key too); None without runs."""
+        run = lane.first_run()
+        return None if run is None else self._schedule(run)
+
     def run_of(self, window_end: datetime.datetime) -> RunSchedule:
         """The schedule facts of the run whose window ends at ``window_end`` (a stored run's data interval end)."""
         return self._schedule(self._plan.run(self._plan.occurrence_of_window_end(to_us(window_end))))

@@ -53,6 +53,33 @@ class Contradiction(_Model):
     source: Literal["import_error", "declared_schedule"]
 
 
+class LaneSegment(_Model):
+    """Occurrences ``first + (j // len(offsets)) * period + offsets[j % len(offsets)]`` for ``0 <= j < count``."""
+
+    first: int = Field(description="The segment's first occurrence, in microseconds since the Unix epoch.")
+    period: int = Field(description="Microseconds after which the offsets repeat.")
+    offsets: list[int] = Field(description="Ascending from 0, each below the period.")
+    count: int
+
+
+class Lane(_Model):
+    """Every run that starts after ``after`` and at or before ``until``, as segments of occurrences.
+
+    A run may start ``phase`` after its occurrence; its window ends ``delay`` before it and starts
+    ``lookback`` earlier, or without one at the previous occurrence (``before`` for the first)
+    minus ``delay``. All in microseconds (since the Unix epoch for instants).
+    """
+
+    after: int
+    until: int
+    before: int | None
+    phase: int
+    delay: int
+    lookback: int | None
+    through: int | None = Field(description="null: the segments reach `until`; else the last occurrence they hold.")
+    segments: list[LaneSegment]
+
+
 class DagPlan(_Model):
     dag_id: str
     summary: str
@@ -75,6 +102,7 @@ class DagPlan(_Model):
         default=None,
         description="Why this DAG's plan could not be computed; the row then shows only what its DAG row stores.",
     )
+    lane: Lane | None = Field(default=None, description="Its runs over the page's timeline (``GET /api/v1/page``).")
 
 
 class PlanResponse(_Model):

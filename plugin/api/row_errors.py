@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from sqlalchemy.exc import SQLAlchemyError
 
 from .models import ConditionModel, Contradiction, DagPlan, DagStatus, Lateness
+from .plans import dag_plan
 from .runs import RunHistory
-from .schedules import ScheduledDag, dag_plan, failure
+from .schedules import ScheduledDag, failure
 from .status import dag_status
 
 if TYPE_CHECKING:
@@ -38,12 +39,15 @@ def plan_row(
     count: int,
     until: datetime.datetime | None,
     contradictions: list[Contradiction],
+    lane_until: datetime.datetime | None = None,
 ) -> DagPlan:
-    """:func:`~tessera.plugin.api.schedules.dag_plan`, or the DAG row's own fields and the error."""
+    """:func:`~tessera.plugin.api.plans.dag_plan`, or the DAG row's own fields and the error."""
     error = item.error
     if error is None:
         try:
-            return dag_plan(item, after=after, count=count, until=until, contradictions=contradictions)
+            return dag_plan(
+                item, after=after, count=count, until=until, contradictions=contradictions, lane_until=lane_until
+            )
         except SQLAlchemyError:
             raise
         except Exception as raised:

@@ -16,11 +16,12 @@ import datetime
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from airflow.models.dag import DagModel, DagTag
-from sqlalchemy import Select, or_, select
+from sqlalchemy import Row, Select, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from tessera.timetables.base import TesseraTimetable
@@ -28,7 +29,7 @@ from tessera.timetables.durations import format_duration
 from tessera.timetables.run_info import RunSchedule
 
 from .errors import NotFound
-from .models import Contradiction, DagPlan, PlannedOccurrence, StoredNextRun
+from .models import PlannedOccurrence
 from .stored import StoredDag, latest_stored
 
 if TYPE_CHECKING:
@@ -38,21 +39,35 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _CAUSE_DEPTH = 8
 _US = datetime.timedelta(microseconds=1)
-_MS = datetime.timedelta(milliseconds=1)
 
 TIMETABLE_PREFIX = "tessera.timetables."
 SCHEDULE_TAG_PREFIX = "tessera-schedule:"
 """Mirrors ``tessera.operators.schedules.identity.TAG_PREFIX`` (not imported: operators are optional here)."""
 
 
+DAG_COLUMNS = (
+    DagModel.dag_id,
+    DagModel.is_paused,
+    DagModel.has_import_errors,
+    DagModel.timetable_summary,
+    DagModel.timetable_description,
+    DagModel.asset_expression,
+    DagModel.next_dagrun_data_interval_start,
+    DagModel.next_dagrun_data_interval_end,
+    DagModel.next_dagrun_create_after,
+)
+"""What the surfaces read of a DAG row: selected as columns, not as ``DagModel`` objects (a third of the cost)."""
+
+
 @dataclass(frozen=True)
 class ScheduledDag:
     """One DAG the surfaces show: its row, what they use of its latest stored version, and its tessera timetable.
 
-    ``error`` says why the stored version could not be read (``stored`` is then None).
+    ``model`` holds the row's :data:`DAG_COLUMNS`; ``error`` says why the stored version could not be
+    read (``stored`` is then None).
     """
 
-    model: DagModel
+    model: Row
     stored: StoredDag | None
     timetable: TesseraTimetable | None
     declared_schedule: str | None
@@ -62,11 +77,32 @@ class ScheduledDag:
     def dag_id(self) -> str:
         return self.model.dag_id
 
-    @property
+    @cached_property
     def summary(self) -> str:
         if self.timetable is not None:
             return self.timetable.summary
         return self.model.timetable_summary or ""
+
+    @cached_property
+    def next_stored(self) -> RunSchedule | None:
+        """The run the scheduler creates next (stored on the DAG row), as the plan reads it; once per listing."""
+        end = self.model.next_dagrun_data_interval_end
+        return None if self.timetable is None or end is None else self.timetable.run_of(end)
+
+    @cached_property
+    def _schedules(self) -> dict[str, RunSchedule | None]:
+        return {}
+
+    def schedule_of(self, run: Any) -> RunSchedule | None:
+        """A stored run's schedule facts as it was created (``timetable.of_run``); once per run per listing.
+
+        A status reads its newest fire up to three times (missed ticks, lateness, the summaries).
+        """
+        if self.timetable is None:
+            return None
+        if run.run_id not in self._schedules:
+            self._schedules[run.run_id] = self.timetable.of_run(run)
+        return self._schedules[run.run_id]
 
     @property
     def timezone(self) -> str:
@@ -134,8 +170,8 @@ def scheduled_dags(
     Three queries whatever the number of DAGs: the rows, their declared-schedule tags (one
     query, not one per 500 rows as a select-in load batches them) and the stored versions.
     """
-    models = session.scalars(_shown(select(DagModel), readable=readable, dag_id=dag_id).order_by(DagModel.dag_id))
-    models = models.all()
+    query = _shown(select(*DAG_COLUMNS), readable=readable, dag_id=dag_id).order_by(DagModel.dag_id)
+    models = session.execute(query).all()
     shown = _shown(select(DagModel.dag_id), readable=readable, dag_id=dag_id)
     schedule_tags: dict[str, list[str]] = {}
     for tagged_id, name in session.execute(
@@ -224,71 +260,25 @@ def planned_runs(
     return timetable.upcoming(after=after, count=count, until=until, start_date=start, end_date=end, anchor=anchor)
 
 
+def occurrence_fields(run: RunSchedule, timezone: str) -> dict[str, Any]:
+    """A run's fields as the API lists it (:class:`~.models.PlannedOccurrence`)."""
+    return {
+        "occurrence": run.occurrence,
+        "occurrence_local": run.occurrence.astimezone(ZoneInfo(timezone)).isoformat(),
+        "run_after": run.run_after,
+        "window_start": run.window_start,
+        "window_end": run.window_end,
+        "interval_seconds": run.interval_ms / 1000,
+        "partition_key": run.partition_key,
+    }
+
+
 def occurrence_of(run: RunSchedule, timezone: str) -> PlannedOccurrence:
     # Built without validation: every field is already of its type, and a page lists ~60,000
     # of them for 1,000 DAGs (validating them cost a tenth of the plan call).
-    return PlannedOccurrence.model_construct(
-        occurrence=run.occurrence,
-        occurrence_local=run.occurrence.astimezone(ZoneInfo(timezone)).isoformat(),
-        run_after=run.run_after,
-        window_start=run.window_start,
-        window_end=run.window_end,
-        interval_seconds=run.interval_ms / 1000,
-        partition_key=run.partition_key,
-    )
+    return PlannedOccurrence.model_construct(**occurrence_fields(run, timezone))
 
 
 def duration_text(delta: datetime.timedelta) -> str:
     """A duration as users write it (``"2m10s"``)."""
     return format_duration(delta // _US)
-
-
-def stored_next_run(item: ScheduledDag) -> StoredNextRun:
-    """The run the scheduler will create next, as stored on the DAG row, with its nominal occurrence."""
-    model = item.model
-    end = model.next_dagrun_data_interval_end
-    return StoredNextRun(
-        occurrence=None if item.timetable is None or end is None else item.timetable.run_of(end).occurrence,
-        run_after=model.next_dagrun_create_after,
-        window_start=model.next_dagrun_data_interval_start,
-        window_end=end,
-    )
-
-
-def dag_plan(
-    item: ScheduledDag,
-    *,
-    after: datetime.datetime,
-    count: int,
-    until: datetime.datetime | None,
-    contradictions: list[Contradiction],
-) -> DagPlan:
-    timetable = item.timetable
-    mine = [
-        c
-        for c in contradictions
-        if item.dag_id in c.dag_ids or (c.schedule is not None and c.schedule == item.declared_schedule)
-    ]
-    runs, description = [], item.model.timetable_description
-    if timetable is not None and item.stored is not None:
-        # a schedule from the last run steps from the run stored on the DAG row
-        anchor = item.model.next_dagrun_data_interval_end
-        runs = planned_runs(timetable, item.stored, after=after, count=count, until=until, anchor=anchor)
-        description = item.stored.description
-    lookback = None if timetable is None else timetable.lookback
-    return DagPlan(
-        dag_id=item.dag_id,
-        summary=item.summary,
-        description=description,
-        timezone=item.timezone,
-        cadence_kind=item.cadence_kind,
-        phase=None if timetable is None else duration_text(timetable.phase),
-        phase_ms=None if timetable is None else timetable.phase // _MS,
-        delay=None if timetable is None or not timetable.delay else duration_text(timetable.delay),
-        lookback=None if lookback is None else duration_text(lookback),
-        is_paused=bool(item.model.is_paused),
-        declared_schedule=item.declared_schedule,
-        next_stored_run=stored_next_run(item),
-        occurrences=[occurrence_of(run, item.timezone) for run in runs],
-        contradictions=mine,
-    )

@@ -27,19 +27,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from airflow._shared.timezones.timezone import utcnow
-from airflow.models.dagrun import DagRun
 from airflow.utils.types import DagRunType
+from sqlalchemy import Row
 
 from tessera.operators.fan_in.freshness import stale_parent_ages
 from tessera.operators.fan_in.release import last_completed
 from tessera.operators.schedules.identity import record_of
-from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_info import RunSchedule
 
 from .adapters import NOT_A_CURSOR_FUNCTION, cursor_function_status
 from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel
+from .plans import stored_next_run
 from .runs import RunHistory
-from .schedules import ScheduledDag, stored_next_run
+from .schedules import ScheduledDag
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -134,12 +134,12 @@ def _conditions(
     return [spec, ConditionModel(type="Ready", status="Unknown", reason="NoRunYet", message="no run has finished yet")]
 
 
-def missed_ticks(timetable: TesseraTimetable | None, fires: list[DagRun]) -> str | None:
+def missed_ticks(item: ScheduledDag, fires: list[Row]) -> str | None:
     """Whether the schedule skipped ticks between its two newest fires (paused or scheduler down)."""
     ends = [fire.data_interval_end for fire in fires[:2]]
-    if timetable is None or len(ends) < 2 or None in ends:
+    if item.timetable is None or len(ends) < 2 or None in ends:
         return None
-    newest, previous = timetable.of_run(fires[0]), timetable.of_run(fires[1])  # as each was created
+    newest, previous = item.schedule_of(fires[0]), item.schedule_of(fires[1])  # as each was created
     # The occurrence before the newest fire's is later than the previous fire's: some ran not.
     before_newest = newest.occurrence - datetime.timedelta(milliseconds=newest.interval_ms)
     return "MissedTicks" if before_newest > previous.occurrence else None
@@ -147,7 +147,7 @@ def missed_ticks(timetable: TesseraTimetable | None, fires: list[DagRun]) -> str
 
 def runs_outcome(item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory) -> Outcome:
     """The outcome of a DAG that is not a cursor function: its newest finished runs and its ticks."""
-    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item.timetable, history.fires)
+    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item, history.fires)
     return Outcome(
         history.last_outcome,
         skip_reason,
@@ -156,12 +156,13 @@ def runs_outcome(item: ScheduledDag, contradictions: list[Contradiction], histor
     )
 
 
-def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSummary | None:
+def _summary(run: Row | None, item: ScheduledDag) -> RunSummary | None:
     if run is None:
         return None
     occurrence = None
-    if timetable is not None and run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
-        occurrence = timetable.of_run(run).occurrence
+    if run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
+        schedule = item.schedule_of(run)
+        occurrence = None if schedule is None else schedule.occurrence
     return RunSummary(
         run_id=run.run_id,
         run_type=str(run.run_type),
@@ -203,6 +204,49 @@ def stale_parents_of(
     return [StaleParentModel.model_validate(parent) for parent in stale]
 
 
+@dataclass(frozen=True)
+class StatusParts:
+    """What a status derives about one DAG, shared by its full status and the page's row."""
+
+    outcome: Outcome
+    cursors: list[CursorStatus]
+    cursor_status: str
+    lateness: Lateness
+    stale_parents: list[StaleParentModel]
+
+
+def status_parts(
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    completed: Mapping[str, datetime.datetime | None],
+    session: Session,
+) -> StatusParts:
+    """The DAG's outcome, lateness and stale parents from its row, its runs and its parents' fires.
+
+    The runs and the parents' fires are read for many DAGs at once (:func:`parent_fires`);
+    ``session`` is read only for a cursor function's own status.
+    """
+    model = item.model
+    cursors, cursor_status = [], NOT_A_CURSOR_FUNCTION
+    if item.stored is not None:
+        cursors, cursor_status = cursor_function_status(item.dag_id, item.stored.cursor_task_ids, session)
+    outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, history)
+    queued = None
+    newest = history.fires[0] if history.fires else None
+    if newest is not None and newest.start_date is None:
+        queued = item.schedule_of(newest)
+    now = utcnow()
+    lateness = assess_lateness(
+        wall_clock=item.cadence_kind == "wall_clock",
+        paused=bool(model.is_paused),
+        pending=item.next_stored,
+        queued=queued,
+        now=now,
+    )
+    return StatusParts(outcome, cursors, cursor_status, lateness, stale_parents_of(item, completed, now))
+
+
 def dag_status(
     item: ScheduledDag,
     contradictions: list[Contradiction],
@@ -210,45 +254,22 @@ def dag_status(
     completed: Mapping[str, datetime.datetime | None],
     session: Session,
 ) -> DagStatus:
-    """One DAG's status from its row, its runs and when its AFTER parents last ``completed`` a fire.
-
-    The runs and the parents' fires are read for many DAGs at once (:func:`parent_fires`).
-
-    ``session`` is read only for a cursor function's own status.
-    """
-    timetable, model = item.timetable, item.model
-    fires, last_run = history.fires, history.last_run
-    cursors, cursor_status = [], NOT_A_CURSOR_FUNCTION
-    if item.stored is not None:
-        cursors, cursor_status = cursor_function_status(item.dag_id, item.stored.cursor_task_ids, session)
-    outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, history)
-    pending = queued = None
-    if timetable is not None:
-        if model.next_dagrun_data_interval_end is not None:
-            pending = timetable.run_of(model.next_dagrun_data_interval_end)
-        newest = fires[0] if fires else None
-        if newest is not None and newest.start_date is None and newest.data_interval_end is not None:
-            queued = timetable.of_run(newest)
-    lateness = assess_lateness(
-        wall_clock=item.cadence_kind == "wall_clock",
-        paused=bool(model.is_paused),
-        pending=pending,
-        queued=queued,
-        now=utcnow(),
-    )
+    """One DAG's status: :func:`status_parts`, its newest runs and the next one stored on its row."""
+    parts = status_parts(item, contradictions, history, completed, session)
+    fires = history.fires
     return DagStatus(
         dag_id=item.dag_id,
         summary=item.summary,
-        is_paused=bool(model.is_paused),
-        last_fire=_summary(fires[0] if fires else None, timetable),
-        last_run=_summary(last_run, timetable),
+        is_paused=bool(item.model.is_paused),
+        last_fire=_summary(fires[0] if fires else None, item),
+        last_run=_summary(history.last_run, item),
         next_fire=stored_next_run(item),
-        lateness=lateness,
-        last_outcome=outcome.last_outcome,
-        skip_reason=outcome.skip_reason,
-        consecutive_failures=outcome.consecutive_failures,
-        conditions=outcome.conditions,
-        cursors=cursors,
-        cursor_status=cursor_status,
-        stale_parents=stale_parents_of(item, completed, utcnow()),
+        lateness=parts.lateness,
+        last_outcome=parts.outcome.last_outcome,
+        skip_reason=parts.outcome.skip_reason,
+        consecutive_failures=parts.outcome.consecutive_failures,
+        conditions=parts.outcome.conditions,
+        cursors=parts.cursors,
+        cursor_status=parts.cursor_status,
+        stale_parents=parts.stale_parents,
     )

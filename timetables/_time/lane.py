@@ -27,7 +27,7 @@ from .cron import CronCadence
 from .durations import US_PER_DAY, US_PER_MINUTE
 from .from_last_run import FromLastRun, origin_for
 from .grid import EpochGrid
-from .plan import Plan
+from .plan import Plan, PlannedRun
 from .wallclock import _gap_end, _offset_at
 
 MAX_STEPS = 2000
@@ -76,6 +76,15 @@ class LaneShape:
     delay: int
     lookback: int | None
     through: int | None
+
+    def first_run(self) -> PlannedRun | None:
+        """The lane's first run (None when it has none), with its window as :meth:`Plan.run` gives it."""
+        if not self.segments or self.before is None:
+            return None
+        occurrence = self.segments[0].first
+        start = occurrence - self.lookback if self.lookback is not None else self.before
+        end = occurrence - self.delay
+        return PlannedRun(occurrence, occurrence + self.phase, start - self.delay, end, occurrence - self.before)
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,6 +63,7 @@ ON_PAGE = sum(1 for kind in KINDS if kind != '"0 * * * *"')
 
 UNTIL = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=70)).strftime("%Y-%m-%dT%H:%M:%SZ")
 PAGE_CALLS = {
+    "page": "/tessera/api/v1/page",  # what the Schedules page reads on each load
     "plan?count=1": "/tessera/api/v1/plan?count=1",
     "plan?count=49&until": f"/tessera/api/v1/plan?count=49&until={UNTIL}",
     "status": "/tessera/api/v1/status",
@@ -148,6 +149,8 @@ def queries_per_call(api: Api, expected_rows: int) -> dict[str, tuple[int, int]]
     for name, path in PAGE_CALLS.items():
         cold, body = count_queries(api, path)
         warm, _ = count_queries(api, path)
+        if name == "page":  # every row with its lane
+            assert all(row["lane"] is not None for row in body["dags"] if row["cadence_kind"] != "after")
         rows = [row for row in body["dags"] if row["dag_id"].startswith("scale_")]
         if name != "triggers":
             assert len(rows) == expected_rows, (name, sorted(row["dag_id"] for row in rows))
@@ -185,3 +188,34 @@ def test_the_status_rows_read_the_runs_and_parent_fires_the_grouped_queries_foun
         assert [parent["schedule"] for parent in row["stale_parents"]] == [f"scale_{n - 1:04d}"], dag_id
         assert row["stale_parents"][0]["bound_hours"] == 2
         assert row["stale_parents"][0]["last_completed"] is None
+
+
+def test_the_page_row_says_what_the_plan_the_status_and_the_triggers_say(fleet):
+    """One source of truth: each row of ``/page`` is the plan's next run, the status and the trigger, word for word.
+
+    At one frozen instant, so the three answers are about the same "now".
+    """
+    import time_machine
+
+    from tessera.plugin.api.overview import PageResponse
+
+    api, _ = fleet
+    with time_machine.travel(datetime.datetime.now(datetime.timezone.utc), tick=False):
+        page = count_queries(api, "/tessera/api/v1/page")[1]
+        plans = {row["dag_id"]: row for row in count_queries(api, "/tessera/api/v1/plan?count=1")[1]["dags"]}
+        statuses = {row["dag_id"]: row for row in count_queries(api, "/tessera/api/v1/status")[1]["dags"]}
+        triggers = {row["dag_id"]: row["text"] for row in count_queries(api, "/tessera/api/v1/triggers")[1]["dags"]}
+    PageResponse.model_validate(page)  # the documented shape
+    rows = [row for row in page["dags"] if row["dag_id"].startswith("scale_")]
+    assert len(rows) == ON_PAGE * SIZES[-1] // 10
+    for row in rows:
+        plan, status = plans[row["dag_id"]], statuses[row["dag_id"]]
+        for name in ("summary", "timezone", "cadence_kind", "phase", "is_paused", "error"):
+            assert row[name] == plan[name], (row["dag_id"], name)
+        assert row["next"] == (plan["occurrences"] or [None])[0], row["dag_id"]
+        for name in ("last_outcome", "skip_reason", "consecutive_failures", "conditions", "lateness", "stale_parents"):
+            assert row[name] == status[name], (row["dag_id"], name)
+        last = status["last_run"]
+        assert row["last_run"] == {"run_type": last["run_type"], "run_after": last["run_after"]}
+        assert row["trigger"] == triggers.get(row["dag_id"])
+        assert (row["lane"] is None) == (row["cadence_kind"] == "after"), row["dag_id"]
