@@ -115,9 +115,12 @@ class PublicPlan:
             anchor=None if anchor is None else self._plan.occurrence_of_window_end(to_us(anchor)),
         )
 
-    def first_of(self, lane: LaneShape) -> RunSchedule | None:
-        """The first run of ``lane`` as :meth:`upcoming` gives it (its partition key too); None without runs."""
-        run = lane.first_run()
+    def first_of(self, lane: LaneShape, *, after: datetime.datetime | None = None) -> RunSchedule | None:
+        """The first run of ``lane`` (that starts after ``after``) as :meth:`upcoming` gives it; None without one.
+
+        With its partition key too. A lane of a wider range answers for any ``after`` within it.
+        """
+        run = lane.first_run(None if after is None else to_us(after))
         return None if run is None else self._schedule(run)
 
     def run_of(self, window_end: datetime.datetime) -> RunSchedule:

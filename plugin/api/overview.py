@@ -5,8 +5,9 @@ readable DAGs, their rows, stored versions and contradictions are read once, not
 call; each row holds only what the page shows of the DAG's plan and status (half the bytes of
 those answers); and a timeline is a lane per DAG (its runs as a few periodic segments, from the
 public plan's ``lane``), not every run of the range, so the answer does not grow with how often
-a DAG runs. The lanes reach :data:`LANE_AHEAD` past ``now``: the widest range the page shows
-(35 days, from a little before now) and the next window after it.
+a DAG runs. The lanes run from the hour ``now`` is in (so a lane is computed once an hour, see
+:func:`~.plans.next_and_lane`) for :data:`LANE_AHEAD`: the widest range the page shows (35 days,
+from a little before now) and the next window after it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .models import (
     StaleParentModel,
 )
 from .outcomes import RunOutcome
-from .plans import next_and_lane
+from .plans import lane_start, next_and_lane
 from .row_errors import plan_row, status_row
 from .runs import RunHistory, run_histories
 from .schedules import ScheduledDag, duration_text, occurrence_fields, scheduled_dags
@@ -61,7 +62,7 @@ class PageDag(BaseModel):
     is_paused: bool
     trigger: str | None = Field(description='What an asset-driven DAG runs after: "after apc_daily and mpc_daily".')
     next: PlannedOccurrence | None = Field(description="The next run that starts after `now`.")
-    lane: Lane | None = Field(description="Its runs from `now` to `lanes_until`; null without a tessera plan.")
+    lane: Lane | None = Field(description="Its runs from `lanes_after` to `lanes_until`; null without a tessera plan.")
     last_outcome: RunOutcome
     last_run: PageRun | None
     skip_reason: str | None
@@ -73,8 +74,9 @@ class PageDag(BaseModel):
 
 
 class PageResponse(BaseModel):
-    now: datetime.datetime = Field(description="The instant the plans and lanes start after.")
-    lanes_until: datetime.datetime = Field(description="Where every DAG's lane ends (now + 71 days).")
+    now: datetime.datetime = Field(description="The instant each DAG's next run starts after.")
+    lanes_after: datetime.datetime = Field(description="Where every DAG's lane starts: the hour `now` is in.")
+    lanes_until: datetime.datetime = Field(description="Where every DAG's lane ends (71 days after `lanes_after`).")
     dags: list[PageDag]
     contradictions: list[Contradiction] = Field(description="Every contradiction visible to the caller.")
     plan_check: str = Field(description="As in ``GET /api/v1/plan``.")
@@ -168,7 +170,7 @@ def _computed_row(
     if item.error is not None:
         return None
     try:
-        next_run, lane = next_and_lane(item, after=now, lane_until=now + LANE_AHEAD)
+        next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
         parts = status_parts(item, contradictions, history, completed, session)
     except SQLAlchemyError:
         raise
@@ -189,7 +191,7 @@ def page_data(session: Session, user: Any, readable: Collection[str], *, now: da
     items = scheduled_dags(session, readable=readable)
     histories = run_histories(session, [item.dag_id for item in items])
     completed = parent_fires(items, session)
-    until = now + LANE_AHEAD
+    until = lane_start(now) + LANE_AHEAD
     rows = []
     for item in items:
         history = histories[item.dag_id]
@@ -198,4 +200,11 @@ def page_data(session: Session, user: Any, readable: Collection[str], *, now: da
             plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
             row = _broken_row(plan, status_row(item, contradictions, history, completed, session))
         rows.append(row)
-    return {"now": now, "lanes_until": until, "dags": rows, "contradictions": contradictions, "plan_check": check}
+    return {
+        "now": now,
+        "lanes_after": lane_start(now),
+        "lanes_until": until,
+        "dags": rows,
+        "contradictions": contradictions,
+        "plan_check": check,
+    }

@@ -48,25 +48,51 @@ def stored_next_run(item: ScheduledDag) -> StoredNextRun:
     )
 
 
-def next_and_lane(
-    item: ScheduledDag, *, after: datetime.datetime, lane_until: datetime.datetime
-) -> tuple[RunSchedule | None, LaneShape | None]:
-    """The DAG's next run after ``after`` and its lane from then to ``lane_until``: what the page draws.
+LANE_GRAIN = datetime.timedelta(hours=1)
+"""A lane starts at the hour ``now`` is in, so one computed lane serves every load within the hour."""
 
-    The next run is the lane's first (the public plan's ``first_of``), or, beyond the lane, the
-    plan's next run (``upcoming``), so it is computed once whatever the DAG's cadence.
+_lanes: dict[str, tuple[tuple[Any, ...], LaneShape]] = {}
+"""Per DAG id, what its last lane was computed from and the lane (one entry per DAG id, as ``stored``'s)."""
+
+
+def lane_start(now: datetime.datetime) -> datetime.datetime:
+    return now - (now - datetime.datetime(1970, 1, 1, tzinfo=now.tzinfo)) % LANE_GRAIN
+
+
+def _lane(item: ScheduledDag, start: datetime.datetime, until: datetime.datetime) -> LaneShape:
+    """The DAG's lane over ``[start, until]``, computed once per stored version, stored next run and hour.
+
+    A lane is a pure function of the timetable (the stored version), the DAG's bounds (from the same
+    version), the anchor (the DAG row's next run) and the range: the same key, the same lane.
+    """
+    anchor = item.model.next_dagrun_data_interval_end  # a schedule from the last run steps from it
+    key = (anchor, start, until)
+    found = _lanes.get(item.dag_id)
+    if found is not None and found[0][0] is item.stored and found[0][1:] == key:
+        return found[1]
+    earliest, latest = run_bounds(item.stored)
+    lane = item.timetable.lane(after=start, until=until, start_date=earliest, end_date=latest, anchor=anchor)
+    _lanes[item.dag_id] = ((item.stored, *key), lane)
+    return lane
+
+
+def next_and_lane(
+    item: ScheduledDag, *, now: datetime.datetime, lane_until: datetime.datetime
+) -> tuple[RunSchedule | None, LaneShape | None]:
+    """The DAG's next run after ``now`` and its lane from the hour ``now`` is in to ``lane_until``.
+
+    What the page draws. The next run is the lane's first after ``now`` (the public plan's
+    ``first_of``), or, beyond the lane, the plan's next run (``upcoming``).
     """
     if item.timetable is None or item.stored is None:
         return None, None
-    # a schedule from the last run steps from the run stored on the DAG row
-    anchor = item.model.next_dagrun_data_interval_end
-    start, end = run_bounds(item.stored)
-    shape = item.timetable.lane(after=after, until=lane_until, start_date=start, end_date=end, anchor=anchor)
-    first = item.timetable.first_of(shape)
+    lane = _lane(item, lane_start(now), lane_until)
+    first = item.timetable.first_of(lane, after=now)
     if first is None:
-        runs = planned_runs(item.timetable, item.stored, after=after, count=1, until=None, anchor=anchor)
+        anchor = item.model.next_dagrun_data_interval_end
+        runs = planned_runs(item.timetable, item.stored, after=now, count=1, until=None, anchor=anchor)
         first = runs[0] if runs else None
-    return first, shape
+    return first, lane
 
 
 def dag_plan(

@@ -138,6 +138,13 @@ def test_a_lane_is_exactly_the_runs_upcoming_lists(timetable, span):
     expected = upcoming_runs(timetable, after, until, bounds)
     first = timetable.first_of(lane)
     assert first == (timetable.upcoming(after=after, count=1, until=until, **bounds) or [None])[0]
+    # A lane of a range answers the first run after any instant in it, as upcoming does from there.
+    # (A schedule from the last run without an anchor or start date counts from `after` itself.)
+    later = after + (until - after) / 3
+    anchored = not timetable._plan.from_last_run or {"anchor", "start_date"} & set(bounds)
+    if lane.through is None and anchored:
+        expected_later = timetable.upcoming(after=later, count=1, until=until, **bounds)
+        assert timetable.first_of(lane, after=later) == (expected_later or [None])[0]
     if lane.through is None:
         assert expand(lane) == expected
     else:  # stepped run by run to the bound: a prefix, and it says where it stops

@@ -57,6 +57,13 @@ class Segment:
     def last(self) -> int:
         return self.at(self.count - 1)
 
+    def before(self, t: int) -> int:
+        """How many of the segment's occurrences are before ``t``."""
+        if t <= self.first:
+            return 0
+        cycles, rest = divmod(t - self.first, self.period)
+        return min(self.count, cycles * len(self.offsets) + bisect_left(self.offsets, rest))
+
 
 @dataclass(frozen=True, slots=True)
 class LaneShape:
@@ -77,14 +84,24 @@ class LaneShape:
     lookback: int | None
     through: int | None
 
-    def first_run(self) -> PlannedRun | None:
-        """The lane's first run (None when it has none), with its window as :meth:`Plan.run` gives it."""
-        if not self.segments or self.before is None:
-            return None
-        occurrence = self.segments[0].first
-        start = occurrence - self.lookback if self.lookback is not None else self.before
-        end = occurrence - self.delay
-        return PlannedRun(occurrence, occurrence + self.phase, start - self.delay, end, occurrence - self.before)
+    def first_run(self, after: int | None = None) -> PlannedRun | None:
+        """The first run (that starts after ``after``, if given), with its window as :meth:`Plan.run` gives it.
+
+        None when the lane has no such run.
+        """
+        previous = self.before
+        for segment in self.segments:
+            j = 0 if after is None else segment.before(after - self.phase + 1)
+            if j < segment.count:
+                occurrence = segment.at(j)
+                previous = segment.at(j - 1) if j else previous
+                if previous is None:
+                    return None
+                start = occurrence - self.lookback if self.lookback is not None else previous
+                end = occurrence - self.delay
+                return PlannedRun(occurrence, occurrence + self.phase, start - self.delay, end, occurrence - previous)
+            previous = segment.last
+        return None
 
 
 @dataclass(frozen=True, slots=True)

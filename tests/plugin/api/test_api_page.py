@@ -58,3 +58,36 @@ def test_the_page_needs_a_signed_in_caller(api, caller):  # noqa: F811
     answer = api.call("GET", PAGE, user=None, token=caller)
     assert answer.status_code in (401, 403), answer.text
     assert "dags" not in answer.text
+
+
+def test_a_lane_is_computed_once_an_hour_per_stored_version_and_anchor():
+    """The page's lanes start at the hour: one lane serves every load in it, until the DAG or its next run changes."""
+    import datetime
+    from types import SimpleNamespace
+
+    from tessera.plugin.api.plans import next_and_lane
+    from tessera.plugin.api.schedules import ScheduledDag
+    from tessera.plugin.api.stored import StoredDag
+    from tessera.timetables import Every
+
+    utc = datetime.timezone.utc
+    daily = Every.day()  # from the last run: its lane depends on the run stored on the DAG row
+    stored = StoredDag("page_cache", timetable=daily)
+    anchor = datetime.datetime(2026, 3, 1, 6, 30, tzinfo=utc)
+
+    def item(version: StoredDag, stored_next: datetime.datetime) -> ScheduledDag:
+        row = SimpleNamespace(dag_id="page_cache", next_dagrun_data_interval_end=stored_next, timetable_summary="")
+        return ScheduledDag(model=row, stored=version, timetable=version.timetable, declared_schedule=None)
+
+    now = datetime.datetime(2026, 3, 2, 12, 10, tzinfo=utc)
+    until = datetime.datetime(2026, 5, 12, 12, 0, tzinfo=utc)
+    first, lane = next_and_lane(item(stored, anchor), now=now, lane_until=until)
+    later_first, same = next_and_lane(item(stored, anchor), now=now + datetime.timedelta(minutes=40), lane_until=until)
+    assert same is lane and lane.after == 1772452800000000  # 2026-03-02 12:00: the hour `now` is in
+    assert first == later_first and first.occurrence == datetime.datetime(2026, 3, 3, 6, 30, tzinfo=utc)
+    moved = anchor + datetime.timedelta(hours=2)  # the scheduler stored another next run
+    _, other = next_and_lane(item(stored, moved), now=now, lane_until=until)
+    assert other is not lane and other.segments[0].first % 86_400_000_000 == 8 * 3_600_000_000 + 30 * 60_000_000
+    reparsed = StoredDag("page_cache", timetable=daily)  # a new stored version, even an equal one
+    _, again = next_and_lane(item(reparsed, moved), now=now, lane_until=until)
+    assert again is not other and again == other
