@@ -43,19 +43,19 @@ function chip(kind, text, title) {
 
 const CONDITION_WORDS = { SpecValid: ["spec valid", "spec invalid"], Ready: ["ready", "not ready"] };
 
-function health(status) {
-  if (!status) return [chip("idle", "unknown")];
-  const chips = status.conditions.map((c) => {
+function health(dag) {
+  if (!dag) return [chip("idle", "unknown")];
+  const chips = dag.conditions.map((c) => {
     const [yes, no] = CONDITION_WORDS[c.type] || [c.type, `not ${c.type}`];
     const kind = c.status === "True" ? "ok" : c.status === "False" ? "bad" : "idle";
     const text = c.status === "True" ? yes : c.status === "False" ? no : `${yes}?`;
     return chip(kind, text, [`${c.type}: ${c.status}`, c.reason, c.message].filter(Boolean).join(" — "));
   });
-  const late = status.lateness;
+  const late = dag.lateness;
   if (late.state === "late") chips.push(chip("bad", `late ${Math.round(late.late_by_seconds / 60)} min`, `${late.reason}. Rule: ${late.rule}`));
   else if (late.state === "on_time") chips.push(chip("ok", "on time", `Rule: ${late.rule}`));
   else chips.push(chip("idle", late.state.replace("_", " "), late.reason));
-  if (status.consecutive_failures > 1) chips.push(chip("bad", `${status.consecutive_failures} failed in a row`));
+  if (dag.consecutive_failures > 1) chips.push(chip("bad", `${dag.consecutive_failures} failed in a row`));
   return chips;
 }
 
@@ -66,8 +66,8 @@ function ago(seconds) {
 }
 
 // AFTER parents with no completed fire within PARENT_FRESHNESS: named on the row (the fire proceeds anyway).
-function staleParents(status) {
-  return ((status && status.stale_parents) || []).map((p) => {
+function staleParents(dag) {
+  return ((dag && dag.stale_parents) || []).map((p) => {
     const age = p.age_seconds === null ? "never completed a fire" : `last fire ${ago(p.age_seconds)} ago`;
     return el("div", { class: "stale", "data-parent": p.schedule,
       title: `No completed fire within ${p.bound_hours} h${p.last_completed ? `; last ${when(p.last_completed)} UTC` : ""}` },
@@ -75,12 +75,12 @@ function staleParents(status) {
   });
 }
 
-function outcome(status) {
-  if (!status) return "—";
-  const word = status.last_outcome;
+function outcome(dag) {
+  if (!dag) return "—";
+  const word = dag.last_outcome;
   const parts = [chip(OUTCOME_KIND[word] || "idle", word || "no run yet")];
-  if (status.skip_reason) parts.push(el("div", { class: "sub" }, `skipped: ${status.skip_reason}`));
-  if (status.last_run) parts.push(el("div", { class: "sub" }, `${status.last_run.run_type} · ${when(status.last_run.run_after)}`));
+  if (dag.skip_reason) parts.push(el("div", { class: "sub" }, `skipped: ${dag.skip_reason}`));
+  if (dag.last_run) parts.push(el("div", { class: "sub" }, `${dag.last_run.run_type} · ${when(dag.last_run.run_after)}`));
   return parts;
 }
 
