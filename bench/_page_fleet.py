@@ -11,7 +11,8 @@ Every block of 20 DAGs holds (``KINDS``):
 * 2 DAGs on Airflow's own cron (10%): ``0 * * * *`` and ``*/15 * * * *``; not on the page, but in
   Airflow's list.
 
-The DAGs are parsed by Airflow's ``DagBag`` and stored by its ``sync_bag_to_db``, 100 to a file.
+The DAGs are parsed by Airflow's ``DagBag`` and stored by its ``sync_bag_to_db``, 100 to a file,
+and unpaused.
 Each DAG then gets the runs its own timetable made over the last ``days`` (at most ``cap`` of
 them, the newest): a tessera DAG's from its public plan (its lane over those days, run ids from
 its ``generate_run_id``, so they carry the run record), an AFTER DAG an hourly asset-triggered
@@ -123,7 +124,17 @@ def store(folder: Path, first: int, count: int) -> tuple[Any, float]:
             raise RuntimeError(f"the fleet does not parse: {bag.import_errors}")
         sync_bag_to_db(bag, "dags-folder", None)
     dags = {dag_id: dag for bag in bags for dag_id, dag in bag.dags.items()}
+    _unpause(list(dags))  # a deployment's DAGs run: each status judges whether its DAG is late
     return dags, time.perf_counter() - begin
+
+
+def _unpause(dag_ids: list[str]) -> None:
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import update
+
+    with create_session() as session:
+        session.execute(update(DagModel).where(DagModel.dag_id.in_(dag_ids)).values(is_paused=False))
 
 
 def _roll(dag_id: str, k: int) -> int:

@@ -32,10 +32,10 @@ from .models import (
     StaleParentModel,
 )
 from .outcomes import RunOutcome
-from .plans import lane_start, next_and_lane
+from .plans import lane_start, next_and_lane, plain_instant
 from .row_errors import plan_row, status_row
 from .runs import RunHistory, run_histories
-from .schedules import ScheduledDag, duration_text, occurrence_fields, scheduled_dags
+from .schedules import ScheduledDag, duration_text, scheduled_dags
 from .status import StatusParts, parent_fires, status_parts
 from .triggers import describe
 
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 LANE_AHEAD = datetime.timedelta(days=71)
-_UTC = datetime.timezone.utc
 
 
 class PageRun(BaseModel):
@@ -87,10 +86,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump()
     if isinstance(value, datetime.datetime):  # pendulum's DateTime
-        utc = value.astimezone(_UTC) if value.utcoffset() else value
-        return datetime.datetime(
-            utc.year, utc.month, utc.day, utc.hour, utc.minute, utc.second, utc.microsecond, tzinfo=_UTC
-        )
+        return plain_instant(value)
     raise TypeError(f"cannot encode {type(value).__name__}")
 
 
@@ -121,7 +117,7 @@ def _row(item: ScheduledDag, next_run: Any, lane: Any, parts: StatusParts, last:
         "phase": None if timetable is None else duration_text(timetable.phase),
         "is_paused": bool(item.model.is_paused),
         "trigger": None if trigger is None else trigger.text,
-        "next": None if next_run is None else occurrence_fields(next_run, item.timezone),
+        "next": next_run,
         "lane": lane,
         "last_outcome": parts.outcome.last_outcome,
         "last_run": _run(last),

@@ -13,8 +13,9 @@ from typing import Any
 from tessera.timetables.public_plan import LaneShape
 from tessera.timetables.run_info import RunSchedule
 
+from .memo import memo_of
 from .models import Contradiction, DagPlan, Lane, LaneSegment, StoredNextRun
-from .schedules import ScheduledDag, duration_text, occurrence_of, planned_runs, run_bounds
+from .schedules import ScheduledDag, duration_text, occurrence_fields, occurrence_of, planned_runs, run_bounds
 
 _MS = datetime.timedelta(milliseconds=1)
 
@@ -50,49 +51,61 @@ def stored_next_run(item: ScheduledDag) -> StoredNextRun:
 
 LANE_GRAIN = datetime.timedelta(hours=1)
 """A lane starts at the hour ``now`` is in, so one computed lane serves every load within the hour."""
-
-_lanes: dict[str, tuple[tuple[Any, ...], LaneShape]] = {}
-"""Per DAG id, what its last lane was computed from and the lane (one entry per DAG id, as ``stored``'s)."""
+_UTC = datetime.timezone.utc
 
 
 def lane_start(now: datetime.datetime) -> datetime.datetime:
     return now - (now - datetime.datetime(1970, 1, 1, tzinfo=now.tzinfo)) % LANE_GRAIN
 
 
-def _lane(item: ScheduledDag, start: datetime.datetime, until: datetime.datetime) -> LaneShape:
-    """The DAG's lane over ``[start, until]``, computed once per stored version, stored next run and hour.
+def plain_instant(moment: datetime.datetime) -> datetime.datetime:
+    """An aware datetime (pendulum's, as the plan and the DB give them) as a plain UTC ``datetime``."""
+    utc = moment.astimezone(_UTC) if moment.utcoffset() else moment
+    return datetime.datetime(utc.year, utc.month, utc.day, utc.hour, utc.minute, utc.second, utc.microsecond, _UTC)
 
-    A lane is a pure function of the timetable (the stored version), the DAG's bounds (from the same
-    version), the anchor (the DAG row's next run) and the range: the same key, the same lane.
+
+def _lane(item: ScheduledDag, start: datetime.datetime, until: datetime.datetime) -> LaneShape:
+    """The DAG's lane over ``[start, until]``: computed once per stored version, stored next run and range.
+
+    A lane is a pure function of the timetable and the DAG's bounds (both of the stored version), the
+    anchor (the DAG row's next run) and the range (see :mod:`.memo`).
     """
     anchor = item.model.next_dagrun_data_interval_end  # a schedule from the last run steps from it
-    key = (anchor, start, until)
-    found = _lanes.get(item.dag_id)
-    if found is not None and found[0][0] is item.stored and found[0][1:] == key:
-        return found[1]
     earliest, latest = run_bounds(item.stored)
-    lane = item.timetable.lane(after=start, until=until, start_date=earliest, end_date=latest, anchor=anchor)
-    _lanes[item.dag_id] = ((item.stored, *key), lane)
-    return lane
+
+    def compute() -> LaneShape:
+        return item.timetable.lane(after=start, until=until, start_date=earliest, end_date=latest, anchor=anchor)
+
+    return memo_of(item.dag_id, item.stored).lane_for((anchor, start, until), compute)
 
 
 def next_and_lane(
     item: ScheduledDag, *, now: datetime.datetime, lane_until: datetime.datetime
-) -> tuple[RunSchedule | None, LaneShape | None]:
-    """The DAG's next run after ``now`` and its lane from the hour ``now`` is in to ``lane_until``.
+) -> tuple[dict[str, Any] | None, LaneShape | None]:
+    """The DAG's next run after ``now`` (as the page lists it) and its lane from the hour ``now`` is in.
 
-    What the page draws. The next run is the lane's first after ``now`` (the public plan's
-    ``first_of``), or, beyond the lane, the plan's next run (``upcoming``).
+    The next run is the lane's first after ``now`` (the public plan's ``first_of``), or, beyond the
+    lane, the plan's next run (``upcoming``); it stays the next run until it starts (:mod:`.memo`).
     """
     if item.timetable is None or item.stored is None:
         return None, None
     lane = _lane(item, lane_start(now), lane_until)
-    first = item.timetable.first_of(lane, after=now)
-    if first is None:
-        anchor = item.model.next_dagrun_data_interval_end
-        runs = planned_runs(item.timetable, item.stored, after=now, count=1, until=None, anchor=anchor)
-        first = runs[0] if runs else None
-    return first, lane
+
+    def compute() -> tuple[RunSchedule | None, dict[str, Any] | None]:
+        first = item.timetable.first_of(lane, after=now)
+        if first is None:
+            anchor = item.model.next_dagrun_data_interval_end
+            runs = planned_runs(item.timetable, item.stored, after=now, count=1, until=None, anchor=anchor)
+            first = runs[0] if runs else None
+        if first is None:
+            return None, None
+        fields = occurrence_fields(first, item.timezone)
+        for name in ("occurrence", "run_after", "window_start", "window_end"):
+            fields[name] = plain_instant(fields[name])
+        return first, fields
+
+    _, fields = memo_of(item.dag_id, item.stored).first_after(lane, now, compute)
+    return fields, lane
 
 
 def dag_plan(

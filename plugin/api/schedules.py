@@ -29,6 +29,7 @@ from tessera.timetables.durations import format_duration
 from tessera.timetables.run_info import RunSchedule
 
 from .errors import NotFound
+from .memo import memo_of
 from .models import PlannedOccurrence
 from .stored import StoredDag, latest_stored
 
@@ -85,24 +86,24 @@ class ScheduledDag:
 
     @cached_property
     def next_stored(self) -> RunSchedule | None:
-        """The run the scheduler creates next (stored on the DAG row), as the plan reads it; once per listing."""
+        """The run the scheduler creates next (stored on the DAG row), as the plan reads it."""
         end = self.model.next_dagrun_data_interval_end
-        return None if self.timetable is None or end is None else self.timetable.run_of(end)
-
-    @cached_property
-    def _schedules(self) -> dict[str, RunSchedule | None]:
-        return {}
+        if self.timetable is None or end is None:
+            return None
+        timetable = self.timetable
+        return memo_of(self.dag_id, self.stored).run(("window end", end), lambda: timetable.run_of(end))
 
     def schedule_of(self, run: Any) -> RunSchedule | None:
-        """A stored run's schedule facts as it was created (``timetable.of_run``); once per run per listing.
+        """A stored run's schedule facts as it was created (``timetable.of_run``), from its id and window.
 
-        A status reads its newest fire up to three times (missed ticks, lateness, the summaries).
+        Computed once per run and stored version (:mod:`.memo`): a status reads its newest fire up to
+        three times, and every reload of the page again.
         """
         if self.timetable is None:
             return None
-        if run.run_id not in self._schedules:
-            self._schedules[run.run_id] = self.timetable.of_run(run)
-        return self._schedules[run.run_id]
+        timetable = self.timetable
+        key = ("run", run.run_id, run.data_interval_start, run.data_interval_end)
+        return memo_of(self.dag_id, self.stored).run(key, lambda: timetable.of_run(run))
 
     @property
     def timezone(self) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow._shared.timezones.timezone import utcnow
 from airflow.utils.types import DagRunType
@@ -118,20 +118,38 @@ def cursor_outcome(cursor: CursorStatus) -> Outcome:
     return Outcome(cursor.last_outcome, cursor.last_skip_reason, cursor.consecutive_failures, list(cursor.conditions))
 
 
+_SPEC_VALID = ConditionModel(type="SpecValid", status="True", reason="Parsed")
+_READY = {  # by the newest finished run's outcome; shared by every row (never changed once built)
+    "success": ConditionModel(type="Ready", status="True", reason="RunSucceeded"),
+    "failed": ConditionModel(type="Ready", status="False", reason="RunFailed", message="the newest run failed"),
+    None: ConditionModel(type="Ready", status="Unknown", reason="NoRunYet", message="no run has finished yet"),
+}
+_errors_index: tuple[Any, dict[str, str]] = (None, {})
+"""The contradictions listed last and, per DAG id, the first error among them: indexed once per listing."""
+
+
+def _first_errors(contradictions: list[Contradiction]) -> dict[str, str]:
+    global _errors_index
+    listed, index = _errors_index
+    if listed is not contradictions:
+        index = {}
+        for contradiction in contradictions:
+            if contradiction.severity == "error":
+                for dag_id in contradiction.dag_ids:
+                    index.setdefault(dag_id, contradiction.message)
+        _errors_index = (contradictions, index)
+    return index
+
+
 def _conditions(
     item: ScheduledDag, contradictions: list[Contradiction], last_outcome: str | None
 ) -> list[ConditionModel]:
-    errors = [c.message for c in contradictions if c.severity == "error" and item.dag_id in c.dag_ids]
-    if item.model.has_import_errors or errors:
-        message = errors[0] if errors else "the DAG file has an import error"
+    error = _first_errors(contradictions).get(item.dag_id)
+    if item.model.has_import_errors or error:
+        message = error or "the DAG file has an import error"
         spec = ConditionModel(type="SpecValid", status="False", reason="SpecInvalid", message=message)
         return [spec, ConditionModel(type="Ready", status="False", reason="SpecInvalid", message=message)]
-    spec = ConditionModel(type="SpecValid", status="True", reason="Parsed")
-    if last_outcome == "success":
-        return [spec, ConditionModel(type="Ready", status="True", reason="RunSucceeded")]
-    if last_outcome == "failed":
-        return [spec, ConditionModel(type="Ready", status="False", reason="RunFailed", message="the newest run failed")]
-    return [spec, ConditionModel(type="Ready", status="Unknown", reason="NoRunYet", message="no run has finished yet")]
+    return [_SPEC_VALID, _READY.get(last_outcome, _READY[None])]
 
 
 def missed_ticks(item: ScheduledDag, fires: list[Row]) -> str | None:

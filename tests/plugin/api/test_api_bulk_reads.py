@@ -151,9 +151,16 @@ def test_the_grouped_run_queries_find_what_the_per_dag_queries_found(airflow_db,
 
     from tessera.plugin.api.runs import run_histories
 
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.models.dag import DagModel
+
     rng = random.Random(seed)
     dag_ids = [f"history_{seed}_{n:02d}" for n in range(30)]
+    DagBundlesManager().sync_bundles_to_db()
     with create_session() as session:
+        for dag_id in dag_ids:
+            session.add(DagModel(dag_id=dag_id, bundle_name="dags-folder"))  # histories are of stored DAGs
+        session.flush()
         for dag_id in dag_ids:
             _add_history(session, dag_id, rng)
     with create_session() as session:

@@ -84,7 +84,7 @@ def test_a_lane_is_computed_once_an_hour_per_stored_version_and_anchor():
     first, lane = next_and_lane(item(stored, anchor), now=now, lane_until=until)
     later_first, same = next_and_lane(item(stored, anchor), now=now + datetime.timedelta(minutes=40), lane_until=until)
     assert same is lane and lane.after == 1772452800000000  # 2026-03-02 12:00: the hour `now` is in
-    assert first == later_first and first.occurrence == datetime.datetime(2026, 3, 3, 6, 30, tzinfo=utc)
+    assert first == later_first and first["occurrence"] == datetime.datetime(2026, 3, 3, 6, 30, tzinfo=utc)
     moved = anchor + datetime.timedelta(hours=2)  # the scheduler stored another next run
     _, other = next_and_lane(item(stored, moved), now=now, lane_until=until)
     assert other is not lane and other.segments[0].first % 86_400_000_000 == 8 * 3_600_000_000 + 30 * 60_000_000
