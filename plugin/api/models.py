@@ -129,7 +129,7 @@ class RunSummary(_Model):
 
 
 class Lateness(_Model):
-    """Whether the schedule is behind. See ``tessera.plugin.api.status`` for the rule."""
+    """Whether the schedule is behind. See ``tessera.plugin.api.lateness`` for the rule."""
 
     state: Literal["on_time", "late", "paused", "not_scheduled", "unknown"] = Field(
         description="unknown: the DAG's plan could not be computed (see the row's error)."

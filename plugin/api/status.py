@@ -6,23 +6,13 @@ skip reason, consecutive failures, conditions) is the function's own status
 The fires, the next run and the lateness come from the runs and the timetable's
 public plan for both.
 
-When is a run late? A run is late when it has not started (not created yet, or
-created but still queued) and its *late-after* instant has passed:
-
-* calendar and cron cadences (a wall-clock time in a timezone): 20 minutes after the
-  nominal occurrence, or 5 minutes after the phase-shifted start if that is later.
-  A phase of up to 15 minutes plus the scheduler's own latency is healthy, so a run
-  10 minutes past its nominal time is not called late;
-* interval cadences (an epoch grid, ``@every``): after the phase-shifted start plus a
-  margin of one interval, at least 1 minute and at most 5 minutes.
-
-A paused DAG is never late, and neither is one with nothing scheduled.
+Lateness is judged by :mod:`.lateness`.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +23,11 @@ from sqlalchemy import Row
 from tessera.operators.fan_in.freshness import stale_parent_ages
 from tessera.operators.fan_in.release import last_completed
 from tessera.operators.schedules.identity import record_of
-from tessera.timetables.run_info import RunSchedule
+from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.instants import to_us
 
 from .adapters import NOT_A_CURSOR_FUNCTION, cursor_function_status
+from .lateness import assess_lateness
 from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel
 from .plans import stored_next_run
 from .runs import RunHistory
@@ -43,65 +35,6 @@ from .schedules import ScheduledDag
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
-
-WALL_CLOCK_GRACE = datetime.timedelta(minutes=20)
-START_GRACE = datetime.timedelta(minutes=5)
-INTERVAL_MARGIN_MIN = datetime.timedelta(minutes=1)
-INTERVAL_MARGIN_MAX = datetime.timedelta(minutes=5)
-RULES = {
-    "wall_clock": "late when not started 20 min after the nominal time (or 5 min after its phase, if later)",
-    "interval": "late when not started one interval (1 to 5 min) after its phase-shifted start",
-}
-
-
-def late_after(run: RunSchedule, *, wall_clock: bool) -> datetime.datetime:
-    """The instant after which ``run`` is late if it has not started."""
-    if wall_clock:
-        return max(run.occurrence + WALL_CLOCK_GRACE, run.run_after + START_GRACE)
-    interval = datetime.timedelta(milliseconds=run.interval_ms)
-    return run.run_after + min(max(interval, INTERVAL_MARGIN_MIN), INTERVAL_MARGIN_MAX)
-
-
-def _not_judged(state: str, reason: str) -> Lateness:
-    return Lateness(
-        state=state, late=False, occurrence=None, late_after=None, late_by_seconds=None, reason=reason, rule=""
-    )
-
-
-def assess_lateness(
-    *,
-    wall_clock: bool,
-    paused: bool,
-    pending: RunSchedule | None,
-    queued: RunSchedule | None,
-    now: datetime.datetime,
-) -> Lateness:
-    """Judge the run the scheduler owes next (``pending``) and the newest scheduled run still queued."""
-    if paused:
-        return _not_judged("paused", "the DAG is paused")
-    if pending is None:
-        return _not_judged("not_scheduled", "no clock-driven run is scheduled")
-    rule = RULES["wall_clock" if wall_clock else "interval"]
-    for run, why in ((queued, "its run is queued but has not started"), (pending, "")):
-        if run is not None and now > (deadline := late_after(run, wall_clock=wall_clock)):
-            return Lateness(
-                state="late",
-                late=True,
-                occurrence=run.occurrence,
-                late_after=deadline,
-                late_by_seconds=(now - run.occurrence).total_seconds(),
-                reason=why or "the scheduler has not created its run yet",
-                rule=rule,
-            )
-    return Lateness(
-        state="on_time",
-        late=False,
-        occurrence=pending.occurrence,
-        late_after=late_after(pending, wall_clock=wall_clock),
-        late_by_seconds=None,
-        reason="",
-        rule=rule,
-    )
 
 
 @dataclass(frozen=True)
@@ -152,20 +85,26 @@ def _conditions(
     return [_SPEC_VALID, _READY.get(last_outcome, _READY[None])]
 
 
-def missed_ticks(item: ScheduledDag, fires: list[Row]) -> str | None:
-    """Whether the schedule skipped ticks between its two newest fires (paused or scheduler down)."""
+def missed_ticks(
+    timetable: TesseraTimetable | None, fires: list[Row], schedule_of: Callable[[Any], Any] | None = None
+) -> str | None:
+    """Whether the schedule skipped ticks between its two newest fires (paused or scheduler down).
+
+    ``schedule_of`` reads a run's schedule facts (default: ``timetable.of_run``; a listing's memo).
+    """
     ends = [fire.data_interval_end for fire in fires[:2]]
-    if item.timetable is None or len(ends) < 2 or None in ends:
+    if timetable is None or len(ends) < 2 or None in ends:
         return None
-    newest, previous = item.schedule_of(fires[0]), item.schedule_of(fires[1])  # as each was created
+    read = schedule_of or timetable.of_run
+    newest, previous = read(fires[0]), read(fires[1])  # as each was created
     # The occurrence before the newest fire's is later than the previous fire's: some ran not.
-    before_newest = newest.occurrence - datetime.timedelta(milliseconds=newest.interval_ms)
-    return "MissedTicks" if before_newest > previous.occurrence else None
+    before_newest = to_us(newest.occurrence) - newest.interval_ms * 1000
+    return "MissedTicks" if before_newest > to_us(previous.occurrence) else None
 
 
 def runs_outcome(item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory) -> Outcome:
     """The outcome of a DAG that is not a cursor function: its newest finished runs and its ticks."""
-    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item, history.fires)
+    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item.timetable, history.fires, item.schedule_of)
     return Outcome(
         history.last_outcome,
         skip_reason,
@@ -174,12 +113,14 @@ def runs_outcome(item: ScheduledDag, contradictions: list[Contradiction], histor
     )
 
 
-def _summary(run: Row | None, item: ScheduledDag) -> RunSummary | None:
+def _summary(
+    run: Row | None, timetable: TesseraTimetable | None, schedule_of: Callable[[Any], Any] | None = None
+) -> RunSummary | None:
     if run is None:
         return None
     occurrence = None
-    if run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
-        schedule = item.schedule_of(run)
+    if timetable is not None and run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
+        schedule = (schedule_of or timetable.of_run)(run)
         occurrence = None if schedule is None else schedule.occurrence
     return RunSummary(
         run_id=run.run_id,
@@ -279,8 +220,8 @@ def dag_status(
         dag_id=item.dag_id,
         summary=item.summary,
         is_paused=bool(item.model.is_paused),
-        last_fire=_summary(fires[0] if fires else None, item),
-        last_run=_summary(history.last_run, item),
+        last_fire=_summary(fires[0] if fires else None, item.timetable, item.schedule_of),
+        last_run=_summary(history.last_run, item.timetable, item.schedule_of),
         next_fire=stored_next_run(item),
         lateness=parts.lateness,
         last_outcome=parts.outcome.last_outcome,

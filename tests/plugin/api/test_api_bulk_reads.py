@@ -147,12 +147,11 @@ def _add_history(session, dag_id: str, rng: random.Random) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_grouped_run_queries_find_what_the_per_dag_queries_found(airflow_db, seed):
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.models.dag import DagModel
     from airflow.utils.session import create_session
 
     from tessera.plugin.api.runs import run_histories
-
-    from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.models.dag import DagModel
 
     rng = random.Random(seed)
     dag_ids = [f"history_{seed}_{n:02d}" for n in range(30)]
