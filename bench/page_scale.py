@@ -1,23 +1,25 @@
 """The Schedules page's data at fleet scale, side by side with Airflow's own DAG list on the same DB.
 
-1,000 DAGs (``--dags``) of mixed cadences are parsed by Airflow's ``DagBag`` and stored
-by Airflow's own ``sync_bag_to_db`` in a real metadata DB: PostgreSQL (a throwaway
-cluster from ``scripts/postgres.sh``) unless ``--sqlite``. The mix cycles through ten
-kinds: ``Every`` 5m (delay 30s) / 15m / 1h, ``Every.day`` / ``.week`` / ``.month``,
-``Cron`` in London and ``@every 10m``, a declared schedule's pipeline, and a DAG on
-Airflow's built-in cron (not on the page, but in Airflow's list). No run history.
+The fleet is a deployment's mix (``_page_fleet.py``: 40% ``Every``, 20% calendar cadences in 8
+zones, 20% ``Cron``, 10% declared schedules with AFTER fan-in, 10% Airflow's own cron), stored by
+Airflow's ``sync_bag_to_db`` in a real metadata DB (PostgreSQL from ``scripts/postgres.sh``
+unless ``--sqlite``), each DAG with the runs its own timetable made over the last 3 days. The
+fleet grows through ``--sizes`` (100, 1,000 and 3,000 DAGs) in one DB, measured at each size.
 
 Airflow's API app (``create_app(apps="core")``, with tessera's app mounted by the plugin
-exactly as the API server mounts it) answers in process through a real HTTP client
-(Starlette's ``TestClient``, one worker, one request at a time). Each round times, in an
-order that rotates: Airflow's ``GET /api/v2/dags?limit=1000``; the same list as 10 pages of
-100; and the page's data calls, which are what ``plugin/ui/schedules.js`` fetches on each
-load (``PAGE_CALLS``), timed one by one and summed as one page load. Reported: p50 and p95
-over the rounds, the ratio of the page load to each Airflow contender, the SQL statements
-each call ran (a ``before_cursor_execute`` listener on Airflow's engine) and its bytes.
+exactly as the API server mounts it) answers in process through Starlette's test client (one
+worker, one request at a time). Each round times, in an order that rotates, Airflow's
+``GET /api/v2/dags?limit=1000`` (the anchor), the page's one load (``GET /api/v1/page``, what
+``plugin/ui/schedules.js`` fetches), and the REST reads ``status``, ``plan?count=1`` and
+``triggers``; with ``--before``, also the four calls the page made before (the three reads and
+``plan?count=49&until=+70d`` for the lanes), summed. Reported per call: p50 and p95 wall time,
+p50 CPU time of this process (the server's Python, the client's too; PostgreSQL is another
+process), both as ratios to Airflow's list, the SQL statements it ran (cold: the first call
+after the fleet grew; warm: a reload) and its bytes; and the load average around the rounds.
 
-Not in ``make bench`` (a few minutes, and a PostgreSQL server): run
-``.venv/bin/python bench/page_scale.py`` (``--sqlite``, ``--dags N``, ``--rounds N``).
+Not in ``make bench`` (minutes, and a PostgreSQL server): run
+``.venv/bin/python bench/page_scale.py`` (``--sqlite``, ``--sizes 100,1000``, ``--rounds N``,
+``--before``, ``--code DIR``).
 """
 
 from __future__ import annotations
@@ -30,101 +32,43 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-PER_FILE = 100
-AHEAD = datetime.timedelta(hours=24)
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 LANES_AHEAD = datetime.timedelta(days=70)
+LIST = "airflow: dags?limit=1000"
+LOAD = "page: one load (GET /api/v1/page)"
+BEFORE = "before: the 4 calls the page made"
 
 
-def page_calls(now: datetime.datetime) -> dict[str, str]:
-    """What the page fetches on each load (mirrors ``plugin/ui/schedules.js``; update both together).
-
-    The lanes ask 49 runs a DAG (``PLAN_COUNT``) up to the end of the range after the one shown; a
-    fleet with monthly DAGs makes Auto pick 35 days, so the lanes ask up to 70 days ahead: the widest.
-    """
-    until = (now + LANES_AHEAD).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {
-        "page: plan?count=1": "/tessera/api/v1/plan?count=1",
-        "page: status": "/tessera/api/v1/status",
-        "page: triggers": "/tessera/api/v1/triggers",
-        "page: plan?count=49&until=+70d": f"/tessera/api/v1/plan?count=49&until={until}",
+def contenders(now: datetime.datetime, before: bool) -> dict[str, list[str]]:
+    """Each contender's requests (one, or several timed as one)."""
+    calls = {
+        LIST: ["/api/v2/dags?limit=1000"],
+        LOAD: ["/tessera/api/v1/page"],
+        "rest: status": ["/tessera/api/v1/status"],
+        "rest: plan?count=1": ["/tessera/api/v1/plan?count=1"],
+        "rest: triggers": ["/tessera/api/v1/triggers"],
     }
-
-
-def what_if(now: datetime.datetime) -> dict[str, str]:
-    """Calls the page does not make (not in its load), for what a smaller day view would cost."""
-    until = (now + AHEAD).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"what-if: plan?count=24&until=+24h": f"/tessera/api/v1/plan?count=24&until={until}"}
-
-
-AIRFLOW_LIST = {"airflow: dags?limit=1000": ["/api/v2/dags?limit=1000"]}
-AIRFLOW_PAGES = {"airflow: 10 pages of 100": [f"/api/v2/dags?limit=100&offset={k * 100}" for k in range(10)]}
-
-KINDS = (
-    'Every("5m", delay="30s")',
-    'Every("15m")',
-    'Every("1h")',
-    'Every.day(at="07:00", timezone="Europe/Amsterdam")',
-    'Every.week(on="monday", at="07:00", timezone="Europe/Amsterdam")',
-    'Every.month(on=31, at="06:00", timezone="UTC")',
-    'Cron("0 6 * * *", timezone="Europe/London")',
-    'Cron("@every 10m")',
-    "declared",
-    '"0 * * * *"',
-)
-DAG_FILE = """
-from airflow.providers.standard.operators.empty import EmptyOperator
-from airflow.sdk import DAG
-from tessera.operators.schedules.schedule import Schedule
-from tessera.operators.schedules.schedule_set import ScheduleSet
-from tessera.timetables import Cron, Every
-
-FIRST = {first}
-KINDS = {kinds!r}
-DECLARED = [n for n in range(FIRST, FIRST + {count}) if KINDS[n % len(KINDS)] == "declared"]
-SCHEDULES = ScheduleSet([Schedule(f"fleet_{{n:05d}}", interval_seconds=3600) for n in DECLARED])
-for n in range(FIRST, FIRST + {count}):
-    kind = KINDS[n % len(KINDS)]
-    if kind == "declared":
-        kwargs = SCHEDULES.dag_kwargs(f"fleet_{{n:05d}}")
-    else:
-        kwargs = {{"schedule": eval(kind)}}
-    with DAG(f"fleet_{{n:05d}}", start_date=None, **kwargs) as dag:
-        EmptyOperator(task_id="work")
-    if kind == "declared":
-        SCHEDULES.apply(dag)
-"""
-
-
-# -- the measuring process (an AIRFLOW_HOME and a DB of its own) ------------------------------
-
-
-def _store(folder: Path, dags: int) -> float:
-    from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
-
-    begin = time.perf_counter()
-    for first in range(0, dags, PER_FILE):
-        source = DAG_FILE.format(first=first, count=min(PER_FILE, dags - first), kinds=KINDS)
-        (folder / f"fleet_{first:05d}.py").write_text(textwrap.dedent(source))
-    DagBundlesManager().sync_bundles_to_db()
-    bag = DagBag(str(folder))
-    if bag.import_errors:
-        raise RuntimeError(f"the fleet does not parse: {bag.import_errors}")
-    sync_bag_to_db(bag, "dags-folder", None)
-    return time.perf_counter() - begin
+    if before:
+        until = (now + LANES_AHEAD).strftime("%Y-%m-%dT%H:%M:%SZ")
+        calls[BEFORE] = [
+            "/tessera/api/v1/plan?count=1",
+            "/tessera/api/v1/status",
+            "/tessera/api/v1/triggers",
+            f"/tessera/api/v1/plan?count=49&until={until}",
+        ]
+    return calls
 
 
 class Statements:
     """Every SQL statement Airflow's engine runs while counting, and the tables they read."""
 
-    TABLES = ("serialized_dag", "dag_tag", "dag_run", "dag_version")
+    TABLES = ("serialized_dag", "dag_tag", "dag_run", "asset_event")
 
     def __init__(self) -> None:
         self.total = 0
@@ -137,41 +81,28 @@ class Statements:
         )
 
 
-def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from airflow.api_fastapi.app import create_app, purge_cached_app
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _rounds(client: Any, headers: dict, calls: dict[str, list[str]], rounds: int) -> list[dict[str, Any]]:
+    """Time every contender ``rounds`` times, interleaved; count its statements cold and warm."""
     from airflow.settings import engine
-    from airflow.utils import db
-    from fastapi.testclient import TestClient
     from sqlalchemy import event
 
-    begin = time.perf_counter()
-    db.initdb()
-    print(f"  migrated the DB in {time.perf_counter() - begin:.0f}s", file=sys.stderr, flush=True)
-    folder = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
-    print(f"  stored {args.dags} DAGs in {_store(folder, args.dags):.0f}s", file=sys.stderr, flush=True)
-    purge_cached_app()
-    client = TestClient(create_app(apps="core"))
-    token = client.post("/auth/token", json={"username": "admin", "password": "admin-pw"}).json()["access_token"]
-    headers = {"Authorization": f"Bearer {token}"}
-    page = page_calls(datetime.datetime.now(datetime.timezone.utc))
-    contenders: dict[str, list[str]] = {
-        **AIRFLOW_LIST,
-        **AIRFLOW_PAGES,
-        **{name: [path] for name, path in page.items()},
-        **{name: [path] for name, path in what_if(datetime.datetime.now(datetime.timezone.utc)).items()},
-    }
-    times: dict[str, list[float]] = {name: [] for name in contenders}
+    wall: dict[str, list[float]] = {name: [] for name in calls}
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
     sizes: dict[str, int] = {}
-    listed: dict[str, int] = {}
-    queries: dict[str, Statements] = {}
+    counted: dict[str, list[Statements]] = {name: [] for name in calls}
 
-    def call(name: str, paths: list[str], counter: Statements | None) -> float:
+    def call(name: str, counter: Statements | None) -> tuple[float, float]:
         if counter is not None:
             event.listen(engine, "before_cursor_execute", counter)
         try:
-            begin = time.perf_counter()
-            answers = [client.get(path, headers=headers) for path in paths]
-            spent = time.perf_counter() - begin
+            begin, begin_cpu = time.perf_counter(), time.process_time()
+            answers = [client.get(path, headers=headers) for path in calls[name]]
+            spent, spent_cpu = time.perf_counter() - begin, time.process_time() - begin_cpu
         finally:
             if counter is not None:
                 event.remove(engine, "before_cursor_execute", counter)
@@ -179,59 +110,70 @@ def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
             if answer.status_code != 200:
                 raise RuntimeError(f"{name}: {answer.status_code} {answer.text[:500]}")
         sizes[name] = sum(len(answer.content) for answer in answers)
-        listed[name] = sum(len(answer.json()["dags"]) for answer in answers)
-        return spent
+        return spent, spent_cpu
 
-    names = list(contenders)
-    # The first (cold) call of each is the one counted; it is not in the timings.
+    names = list(calls)
+    for name in names:  # cold (the first call since the fleet grew), then warm; neither is timed
+        for _ in range(2):
+            counted[name].append(Statements())
+            call(name, counted[name][-1])
+    load = os.getloadavg()[0]
+    for round_ in range(rounds):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            spent, spent_cpu = call(name, None)
+            wall[name].append(spent)
+            cpu[name].append(spent_cpu)
+    load = max(load, os.getloadavg()[0])
+    base, base_cpu = statistics.median(wall[LIST]), statistics.median(cpu[LIST])
+    found = []
     for name in names:
-        queries[name] = Statements()
-        call(name, contenders[name], queries[name])
-    api = sys.modules["tessera.plugin.api.schedules"].__file__
-    print(f"  tessera's API code: {Path(api).parent}", file=sys.stderr, flush=True)
-    warm = {name: Statements() for name in names}
-    for round_ in range(args.rounds):
-        order = names[round_ % len(names) :] + names[: round_ % len(names)]
-        for name in order:
-            times[name].append(call(name, contenders[name], warm[name] if round_ == 0 else None))
-        print(f"  round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
-    times["page: one load (all its calls)"] = [sum(times[name][i] for name in page) for i in range(args.rounds)]
-    sizes["page: one load (all its calls)"] = sum(sizes[name] for name in page)
-    listed["page: one load (all its calls)"] = listed[next(iter(page))]
-    for counted in (queries, warm):
-        load = Statements()
-        for name in page:
-            load.total += counted[name].total
-            load.tables.update(counted[name].tables)
-        counted["page: one load (all its calls)"] = load
-
-    def p(values: list[float], q: float) -> float:
-        ordered = sorted(values)
-        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-    base_list = statistics.median(times["airflow: dags?limit=1000"])
-    base_pages = statistics.median(times["airflow: 10 pages of 100"])
-    rows = []
-    for name, values in times.items():
-        median = statistics.median(values)
-        rows.append(
+        cold, warm = counted[name]
+        found.append(
             {
-                "bench": "page_scale",
                 "case": name,
-                "db": args.db_kind,
-                "DAGs listed": listed[name],
-                "p50 s": round(median, 3),
-                "p95 s": round(p(values, 0.95), 3),
-                "vs dags?limit=1000": round(median / base_list, 2),
-                "vs 10 pages": round(median / base_pages, 2),
-                "SQL (first call)": queries[name].total,
-                "SQL (warm)": warm[name].total,
-                "serialized_dag / dag_tag / dag_run": "/".join(
-                    str(queries[name].tables[t]) for t in Statements.TABLES[:3]
+                "p50 s": round(statistics.median(wall[name]), 3),
+                "p95 s": round(_p(wall[name], 0.95), 3),
+                "CPU p50 s": round(statistics.median(cpu[name]), 3),
+                "x list (wall)": round(statistics.median(wall[name]) / base, 2),
+                "x list (CPU)": round(statistics.median(cpu[name]) / base_cpu, 2),
+                "SQL cold / warm": f"{cold.total} / {warm.total}",
+                "serialized_dag / dag_tag / dag_run / asset_event": "/".join(
+                    str(warm.tables[t]) for t in Statements.TABLES
                 ),
                 "KB": round(sizes[name] / 1024),
+                "load avg (1 min)": round(load, 1),
             }
         )
+    return found
+
+
+def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
+    sys.path.insert(0, str(HERE))
+    from _page_fleet import history, on_page, store
+    from airflow.api_fastapi.app import create_app, purge_cached_app
+    from airflow.utils import db
+    from fastapi.testclient import TestClient
+
+    begin = time.perf_counter()
+    db.initdb()
+    print(f"  migrated the DB in {time.perf_counter() - begin:.0f}s", file=sys.stderr, flush=True)
+    folder = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
+    purge_cached_app()
+    client = TestClient(create_app(apps="core"))
+    token = client.post("/auth/token", json={"username": "admin", "password": "admin-pw"}).json()["access_token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    rows: list[dict[str, Any]] = []
+    stored = 0
+    for size in args.sizes:
+        dags, spent = store(folder, stored, size - stored)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        runs = history(dags, now=now, days=args.days, cap=args.cap)
+        print(f"  stored DAGs {stored}-{size - 1} in {spent:.0f}s, {runs} runs", file=sys.stderr, flush=True)
+        stored = size
+        found = _rounds(client, headers, contenders(now, args.before), args.rounds)
+        for row in found:
+            rows.append({"bench": "page_scale", "db": args.db_kind, "DAGs": size, "on the page": on_page(size), **row})
+        print(f"  measured {size} DAGs", file=sys.stderr, flush=True)
     return rows
 
 
@@ -259,13 +201,17 @@ def _postgres() -> tuple[str, str]:
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dags", type=int, default=1000)
+    parser.add_argument("--sizes", default="100,1000,3000", help="fleet sizes, measured in this order")
     parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--days", type=float, default=3.0, help="days of run history per DAG")
+    parser.add_argument("--cap", type=int, default=100, help="runs of history per DAG at most")
+    parser.add_argument("--before", action="store_true", help="also time the four calls the page made before")
     parser.add_argument("--sqlite", action="store_true", help="SQLite instead of a throwaway PostgreSQL")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL even if it must be installed first")
     parser.add_argument("--code", help="measure the tessera code of this checkout (e.g. main's, for a before/after)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: the measuring process writes here
     args = parser.parse_args(argv if argv is not None else [])
+    args.sizes = [int(size) for size in str(args.sizes).split(",")]
     # From bench/run.py: PostgreSQL when its server is installed, otherwise SQLite (no install).
     args.sqlite = args.sqlite or (not args.postgres and not list(Path("/usr/lib/postgresql").glob("*/bin/initdb")))
     args.db_kind = "sqlite" if args.sqlite else "postgresql"
@@ -298,8 +244,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             "AIRFLOW__API__MAXIMUM_PAGE_LIMIT": "1000",
         }
         out = home / "rows.json"
-        command = [sys.executable, __file__, "--measure", str(out), "--dags", str(args.dags)]
-        command += ["--rounds", str(args.rounds)] + (["--sqlite"] if args.sqlite else [])
+        command = [sys.executable, __file__, "--measure", str(out), "--sizes", ",".join(map(str, args.sizes))]
+        command += ["--rounds", str(args.rounds), "--days", str(args.days), "--cap", str(args.cap)]
+        command += (["--sqlite"] if args.sqlite else []) + (["--before"] if args.before else [])
         command += ["--code", str(Path(args.code).resolve())] if args.code else []
         try:
             subprocess.run(command, env=env, check=True)

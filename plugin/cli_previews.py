@@ -67,13 +67,10 @@ def render_load(load: dict[str, Any], out: TextIO) -> None:
     else:
         out.write("No spikes: no minute starts 2 runs or more and 3x the mean.\n")
     out.write("Busiest minute of each hour:\n")
-    counts = load["counts"]
-    hours = [max(counts[h * 60 : h * 60 + 60], default=0) for h in range(len(counts) // 60)]
-    top = max(hours, default=0) or 1
-    start = datetime.datetime.fromisoformat(load["start"].replace("Z", "+00:00"))
-    for h, peak in enumerate(hours):
-        hour = (start + datetime.timedelta(hours=h)).strftime("%H:%M")
-        out.write(f"  {hour}  {'#' * round(40 * peak / top):<40} {peak}\n")
+    # Clock hours ("06:00"), as the spikes name their minute; the first and last are partly in range.
+    top = max((hour["peak"] for hour in load["hours"]), default=0) or 1
+    for hour in load["hours"]:
+        out.write(f"  {_hm(hour['hour'])}  {'#' * round(40 * hour['peak'] / top):<40} {hour['peak']}\n")
     capped = [d["dag_id"] for d in load["dags"] if d["capped"]]
     if capped:
         out.write(f"Capped at {load['run_cap_per_dag']} runs a day (they start more): {', '.join(capped)}\n")

@@ -127,9 +127,11 @@ class Cron(TesseraTimetable):
     # -- what the UI shows --------------------------------------------------------------------
 
     def _cadence_summary(self) -> str:
-        text = f"cron {self._expression}"
-        if self._every_us is None or self._exclude is not None:  # the zone only reads an @every's exclusions
-            text += f" {self._timezone}"
+        if self._every_us is not None and self._exclude is None:
+            # The same epoch grid as Every, so the same words (a declared INTERVAL_SECONDS 3600 reads
+            # "every 1h", not "cron @every 3600s"); the timezone plays no part in it.
+            return f"every {format_duration(self._every_us)}"
+        text = f"cron {self._expression} {self._timezone}"  # the zone also reads an @every's exclusions
         return text if self._exclude is None else f"{text} except {self._exclude.describe()}"
 
     @property

@@ -14,10 +14,16 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ._time.from_last_run import origin_for
+from ._time.lane import MAX_STEPS, LaneShape, Segment, lane
 from ._time.plan import Plan, PlannedRun
 from .instants import from_us, to_us
 from .run_info import RunSchedule
 from .run_record import RunRecord
+
+__all__ = ["MAX_LANE_RANGE", "MAX_STEPS", "ClockChange", "LaneShape", "PublicPlan", "Segment"]
+
+MAX_LANE_RANGE = datetime.timedelta(days=400)
+"""The longest range a lane describes (it reads the zone's offset once a day of it)."""
 
 _CLOCK_PROBE = datetime.timedelta(hours=12)
 """Offsets are compared this far apart when looking for clock changes: zones change theirs months apart."""
@@ -167,6 +173,47 @@ class PublicPlan:
                 changes.append(ClockChange(_offset_change(zone, low, high), before, after))  # type: ignore[arg-type]
             low = high
         return changes
+
+    def lane(
+        self,
+        *,
+        after: datetime.datetime,
+        until: datetime.datetime,
+        start_date: datetime.datetime | None = None,
+        end_date: datetime.datetime | None = None,
+        anchor: datetime.datetime | None = None,
+    ) -> LaneShape:
+        """Every run :meth:`upcoming` lists from ``after`` through ``until``, however many, as a few segments.
+
+        The same arguments as :meth:`upcoming` without a count: what the Schedules page draws a
+        DAG's timeline from. A repeating cadence costs a few segments whatever its density (a
+        5-minute cadence over 70 days is one); a cadence that does not repeat is stepped run by
+        run up to :data:`MAX_STEPS` (``through`` then says how far the lane reaches). Instants and
+        durations are microseconds since the Unix epoch (see :class:`LaneShape`).
+
+        :raises ValueError: ``until`` before ``after`` or more than :data:`MAX_LANE_RANGE` after it.
+        """
+        if not datetime.timedelta(0) <= until - after <= MAX_LANE_RANGE:
+            raise ValueError(
+                f"until: {until.isoformat()} is not within {MAX_LANE_RANGE.days} days after {after.isoformat()}; "
+                f"ask for a lane of at most {MAX_LANE_RANGE.days} days"
+            )
+        return lane(
+            self._plan,
+            to_us(after),
+            to_us(until),
+            earliest=None if start_date is None else to_us(start_date),
+            latest=None if end_date is None else to_us(end_date),
+            anchor=None if anchor is None else self._plan.occurrence_of_window_end(to_us(anchor)),
+        )
+
+    def first_of(self, lane: LaneShape, *, after: datetime.datetime | None = None) -> RunSchedule | None:
+        """The first run of ``lane`` (that starts after ``after``) as :meth:`upcoming` gives it; None without one.
+
+        With its partition key too. A lane of a wider range answers for any ``after`` within it.
+        """
+        run = lane.first_run(None if after is None else to_us(after))
+        return None if run is None else self._schedule(run)
 
     def run_of(self, window_end: datetime.datetime) -> RunSchedule:
         """The schedule facts of the run whose window ends at ``window_end`` (a stored run's data interval end)."""

@@ -63,7 +63,8 @@ def _items(session: Session, dag_ids: Collection[str]) -> list[ScheduledDag]:
     return items
 
 
-def _status(row: DagStatus, broken: Broken) -> DagStatus:
+def page_update(broken: Broken) -> dict:
+    """A broken DAG's fields in a row: the reason and since when; if Airflow creates no run of it, that too."""
     update: dict = {"broken": _model(broken), "conditions": _conditions(broken)}
     if broken.blocks:
         why = "its file does not parse" if broken.reason != "FileMissing" else "it is stale (its file is gone)"
@@ -77,6 +78,12 @@ def _status(row: DagStatus, broken: Broken) -> DagStatus:
             rule="",
         )
         update["error"] = broken.text
+    return update
+
+
+def _status(row: DagStatus, broken: Broken) -> DagStatus:
+    update = page_update(broken)
+    if broken.blocks:
         update["cursor_status"] = "not available: the DAG's file does not parse"
     return row.model_copy(update=update)
 
@@ -89,7 +96,8 @@ def with_broken_statuses(
     listed = {row.dag_id for row in rows}
     missing = [dag_id for dag_id in broken if dag_id not in listed]
     histories = run_histories(session, missing)
-    added = [status_row(item, [], histories[item.dag_id], session) for item in _items(session, missing)]
+    # without a stored version there is no schedule, so no parents to read fires of ({})
+    added = [status_row(item, [], histories[item.dag_id], {}, session) for item in _items(session, missing)]
     merged = [_status(row, broken[row.dag_id]) if row.dag_id in broken else row for row in [*rows, *added]]
     return sorted(merged, key=lambda row: row.dag_id)
 
@@ -119,6 +127,22 @@ def with_broken_plans(
             row = row.model_copy(update=update)
         merged.append(row)
     return sorted(merged, key=lambda row: row.dag_id)
+
+
+def broken_page_rows(
+    session: Session, readable: Collection[str] | None, listed: Collection[str], *, after: datetime.datetime
+) -> tuple[dict[str, Broken], list[tuple[DagPlan, DagStatus]]]:
+    """Every broken tessera DAG the caller may read, and the plan and status rows of those not ``listed``.
+
+    For the Schedules page's one answer, which lists live DAGs as the plan and status do.
+    """
+    broken = broken_dags(session, readable=readable)
+    missing = [dag_id for dag_id in broken if dag_id not in listed]
+    if not missing:
+        return broken, []
+    plans = {row.dag_id: row for row in with_broken_plans(session, [], readable, after=after, dag_ids=missing)}
+    statuses = {row.dag_id: row for row in with_broken_statuses(session, [], readable, missing)}
+    return broken, [(plans[dag_id], statuses[dag_id]) for dag_id in missing if dag_id in plans and dag_id in statuses]
 
 
 def broken_status(session: Session, dag_id: str, readable: Collection[str] | None) -> DagStatus | None:

@@ -91,6 +91,21 @@ class FleetLoad:
         return self.start + self.counts.index(self.peak) * MINUTE
 
     @property
+    def hours(self) -> list[tuple[datetime.datetime, int]]:
+        """The busiest minute of each clock hour the range touches, labelled by the hour's start (UTC).
+
+        Clock hours, as the spikes are named by their minute: a range that starts at 05:46 has
+        a first bucket "05:00" (its minutes 05:46 to 05:59) and a last one "05:00" a day later.
+        """
+        offset = self.start.minute  # minutes of the first clock hour before the range starts
+        found = []
+        for first in range(-offset, len(self.counts), 60):
+            minutes = self.counts[max(first, 0) : first + 60]
+            if minutes:
+                found.append((self.start + first * MINUTE, max(minutes)))
+        return found
+
+    @property
     def peak_to_mean(self) -> float | None:
         """How many times the mean the busiest minute is (1.0 is perfectly flat); None without runs."""
         return round(self.peak / self.mean, 2) if self.total else None

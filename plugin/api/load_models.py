@@ -26,6 +26,11 @@ class DagLoad(BaseModel):
     error: str | None = None
 
 
+class HourPeak(BaseModel):
+    hour: Instant = Field(description="The start of a clock hour (UTC); the first and last are partly in range.")
+    peak: int = Field(description="Run starts in the busiest minute of that hour within the range.")
+
+
 class LoadResponse(BaseModel):
     start: Instant = Field(description="The first minute counted (UTC).")
     minutes: int = Field(default=HORIZON_MINUTES)
@@ -42,6 +47,7 @@ class LoadResponse(BaseModel):
     spikes: list[LoadSpike] = Field(
         description=f"Minutes with at least {SPIKE_FACTOR}x the mean run starts (and 2), busiest first."
     )
+    hours: list[HourPeak] = Field(description="The busiest minute of each clock hour the range touches.")
     run_cap_per_dag: int = RUN_CAP
     dags: list[DagLoad]
     paused_left_out: int = Field(description="Paused DAGs, not counted (include_paused=true counts them).")
@@ -59,6 +65,7 @@ def load_response(load: FleetLoad, *, paused_left_out: int) -> LoadResponse:
         peak_to_mean=load.peak_to_mean,
         peak_to_mean_without_phases=load.peak_to_mean_without_phases,
         spikes=[LoadSpike(minute=s.minute, runs=s.runs, dag_ids=s.dag_ids, dag_count=s.dag_count) for s in load.spikes],
+        hours=[HourPeak(hour=hour, peak=peak) for hour, peak in load.hours],
         dags=[
             DagLoad(dag_id=d.dag_id, runs=len(d.starts), capped=d.capped, source=d.source, error=d.error)
             for d in load.dags

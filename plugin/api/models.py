@@ -72,6 +72,33 @@ class BrokenModel(_Model):
     record: str = Field(description="The records that show it (the import error, tessera's parse record).")
 
 
+class LaneSegment(_Model):
+    """Occurrences ``first + (j // len(offsets)) * period + offsets[j % len(offsets)]`` for ``0 <= j < count``."""
+
+    first: int = Field(description="The segment's first occurrence, in microseconds since the Unix epoch.")
+    period: int = Field(description="Microseconds after which the offsets repeat.")
+    offsets: list[int] = Field(description="Ascending from 0, each below the period.")
+    count: int
+
+
+class Lane(_Model):
+    """Every run that starts after ``after`` and at or before ``until``, as segments of occurrences.
+
+    A run may start ``phase`` after its occurrence; its window ends ``delay`` before it and starts
+    ``lookback`` earlier, or without one at the previous occurrence (``before`` for the first)
+    minus ``delay``. All in microseconds (since the Unix epoch for instants).
+    """
+
+    after: int
+    until: int
+    before: int | None
+    phase: int
+    delay: int
+    lookback: int | None
+    through: int | None = Field(description="null: the segments reach `until`; else the last occurrence they hold.")
+    segments: list[LaneSegment]
+
+
 class DagPlan(_Model):
     dag_id: str
     summary: str
@@ -99,6 +126,7 @@ class DagPlan(_Model):
         description="Why this DAG's plan could not be computed; the row then shows only what its DAG row stores.",
     )
     broken: BrokenModel | None = Field(default=None, description="Set while the DAG's file does not parse or is gone.")
+    lane: Lane | None = Field(default=None, description="Its runs over the page's timeline (``GET /api/v1/page``).")
 
 
 class PlanResponse(_Model):
@@ -125,7 +153,7 @@ class RunSummary(_Model):
 
 
 class Lateness(_Model):
-    """Whether the schedule is behind. See ``tessera.plugin.api.status`` for the rule."""
+    """Whether the schedule is behind. See ``tessera.plugin.api.lateness`` for the rule."""
 
     state: Literal["on_time", "late", "paused", "not_scheduled", "unknown"] = Field(
         description="unknown: the DAG's plan could not be computed (see the row's error)."

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from .models import ConditionModel, Contradiction, DagPlan, DagStatus, Lateness
+from .plans import dag_plan
 from .runs import RunHistory
-from .schedules import ScheduledDag, dag_plan, failure
+from .schedules import ScheduledDag, failure
 from .status import dag_status
 
 if TYPE_CHECKING:
@@ -37,12 +39,15 @@ def plan_row(
     count: int,
     until: datetime.datetime | None,
     contradictions: list[Contradiction],
+    lane_until: datetime.datetime | None = None,
 ) -> DagPlan:
-    """:func:`~tessera.plugin.api.schedules.dag_plan`, or the DAG row's own fields and the error."""
+    """:func:`~tessera.plugin.api.plans.dag_plan`, or the DAG row's own fields and the error."""
     error = item.error
     if error is None:
         try:
-            return dag_plan(item, after=after, count=count, until=until, contradictions=contradictions)
+            return dag_plan(
+                item, after=after, count=count, until=until, contradictions=contradictions, lane_until=lane_until
+            )
         except SQLAlchemyError:
             raise
         except Exception as raised:
@@ -52,18 +57,22 @@ def plan_row(
 
 
 def status_row(
-    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, session: Session
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    completed: Mapping[str, datetime.datetime | None],
+    session: Session,
 ) -> DagStatus:
     """:func:`~tessera.plugin.api.status.dag_status`, or its runs without a plan, and the error."""
     error = item.error
     if error is None:
         try:
-            return dag_status(item, contradictions, history, session)
+            return dag_status(item, contradictions, history, completed, session)
         except SQLAlchemyError:
             raise
         except Exception as raised:
             error = failure("computing the status", item.dag_id, raised)
-    row = dag_status(_bare(item), contradictions, history, session)
+    row = dag_status(_bare(item), contradictions, history, completed, session)
     unknown = Lateness(
         state="unknown",
         late=False,

@@ -16,21 +16,21 @@ import datetime
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from airflow.models.dag import DagModel, DagTag
-from sqlalchemy import or_, select
+from sqlalchemy import Row, Select, or_, select
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import selectinload
 
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.durations import format_duration
 from tessera.timetables.run_info import RunSchedule
 
 from .errors import NotFound
-from .excluded import excluded_runs
-from .models import Contradiction, DagPlan, PlannedOccurrence, StoredNextRun
+from .memo import memo_of
+from .models import PlannedOccurrence
 from .stored import StoredDag, latest_stored
 
 if TYPE_CHECKING:
@@ -40,21 +40,35 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 _CAUSE_DEPTH = 8
 _US = datetime.timedelta(microseconds=1)
-_MS = datetime.timedelta(milliseconds=1)
 
 TIMETABLE_PREFIX = "tessera.timetables."
 SCHEDULE_TAG_PREFIX = "tessera-schedule:"
 """Mirrors ``tessera.operators.schedules.identity.TAG_PREFIX`` (not imported: operators are optional here)."""
 
 
+DAG_COLUMNS = (
+    DagModel.dag_id,
+    DagModel.is_paused,
+    DagModel.has_import_errors,
+    DagModel.timetable_summary,
+    DagModel.timetable_description,
+    DagModel.asset_expression,
+    DagModel.next_dagrun_data_interval_start,
+    DagModel.next_dagrun_data_interval_end,
+    DagModel.next_dagrun_create_after,
+)
+"""What the surfaces read of a DAG row: selected as columns, not as ``DagModel`` objects (a third of the cost)."""
+
+
 @dataclass(frozen=True)
 class ScheduledDag:
     """One DAG the surfaces show: its row, what they use of its latest stored version, and its tessera timetable.
 
-    ``error`` says why the stored version could not be read (``stored`` is then None).
+    ``model`` holds the row's :data:`DAG_COLUMNS`; ``error`` says why the stored version could not be
+    read (``stored`` is then None).
     """
 
-    model: DagModel
+    model: Row
     stored: StoredDag | None
     timetable: TesseraTimetable | None
     declared_schedule: str | None
@@ -64,11 +78,32 @@ class ScheduledDag:
     def dag_id(self) -> str:
         return self.model.dag_id
 
-    @property
+    @cached_property
     def summary(self) -> str:
         if self.timetable is not None:
             return self.timetable.summary
         return self.model.timetable_summary or ""
+
+    @cached_property
+    def next_stored(self) -> RunSchedule | None:
+        """The run the scheduler creates next (stored on the DAG row), as the plan reads it."""
+        end = self.model.next_dagrun_data_interval_end
+        if self.timetable is None or end is None:
+            return None
+        timetable = self.timetable
+        return memo_of(self.dag_id, self.stored).run(("window end", end), lambda: timetable.run_of(end))
+
+    def schedule_of(self, run: Any) -> RunSchedule | None:
+        """A stored run's schedule facts as it was created (``timetable.of_run``), from its id and window.
+
+        Computed once per run and stored version (:mod:`.memo`): a status reads its newest fire up to
+        three times, and every reload of the page again.
+        """
+        if self.timetable is None:
+            return None
+        timetable = self.timetable
+        key = ("run", run.run_id, run.data_interval_start, run.data_interval_end)
+        return memo_of(self.dag_id, self.stored).run(key, lambda: timetable.of_run(run))
 
     @property
     def timezone(self) -> str:
@@ -114,26 +149,36 @@ def is_scheduled(model: DagModel) -> bool:
     return any(tag.name.startswith(SCHEDULE_TAG_PREFIX) for tag in model.tags)
 
 
+def _shown(query: Select, *, readable: Collection[str] | None, dag_id: str | None) -> Select:
+    """``query`` restricted to the DAG rows the surfaces show (see :func:`is_scheduled`)."""
+    tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
+    query = query.where(~DagModel.is_stale).where(
+        or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged))
+    )
+    if readable is not None:
+        query = query.where(DagModel.dag_id.in_(readable))
+    if dag_id is not None:
+        query = query.where(DagModel.dag_id == dag_id)
+    return query
+
+
 def scheduled_dags(
     session: Session, *, readable: Collection[str] | None, dag_id: str | None = None
 ) -> list[ScheduledDag]:
     """The tessera DAGs the caller may read (all of them, or just ``dag_id``), by DAG id.
 
     ``readable=None``: the route has already authorized the caller for ``dag_id``.
+    Three queries whatever the number of DAGs: the rows, their declared-schedule tags (one
+    query, not one per 500 rows as a select-in load batches them) and the stored versions.
     """
-    tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
-    query = (
-        select(DagModel)
-        .options(selectinload(DagModel.tags))  # one query for every row's tags, not one per row
-        .where(~DagModel.is_stale)
-        .where(or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged)))
-        .order_by(DagModel.dag_id)
-    )
-    if readable is not None:
-        query = query.where(DagModel.dag_id.in_(readable))
-    if dag_id is not None:
-        query = query.where(DagModel.dag_id == dag_id)
-    models = session.scalars(query).all()
+    query = _shown(select(*DAG_COLUMNS), readable=readable, dag_id=dag_id).order_by(DagModel.dag_id)
+    models = session.execute(query).all()
+    shown = _shown(select(DagModel.dag_id), readable=readable, dag_id=dag_id)
+    schedule_tags: dict[str, list[str]] = {}
+    for tagged_id, name in session.execute(
+        select(DagTag.dag_id, DagTag.name).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX), DagTag.dag_id.in_(shown))
+    ):
+        schedule_tags.setdefault(tagged_id, []).append(name)
     stored = latest_stored(session, [model.dag_id for model in models])
     found = []
     for model in models:
@@ -142,7 +187,7 @@ def scheduled_dags(
         if item is not None and item.error is not None:
             item, error = None, failure("reading the stored DAG", model.dag_id, item.error)
         timetable = None if item is None else item.timetable
-        tags = sorted(tag.name for tag in model.tags if tag.name.startswith(SCHEDULE_TAG_PREFIX))
+        tags = sorted(schedule_tags.get(model.dag_id, ()))
         found.append(
             ScheduledDag(
                 model=model,
@@ -216,72 +261,25 @@ def planned_runs(
     return timetable.upcoming(after=after, count=count, until=until, start_date=start, end_date=end, anchor=anchor)
 
 
+def occurrence_fields(run: RunSchedule, timezone: str) -> dict[str, Any]:
+    """A run's fields as the API lists it (:class:`~.models.PlannedOccurrence`)."""
+    return {
+        "occurrence": run.occurrence,
+        "occurrence_local": run.occurrence.astimezone(ZoneInfo(timezone)).isoformat(),
+        "run_after": run.run_after,
+        "window_start": run.window_start,
+        "window_end": run.window_end,
+        "interval_seconds": run.interval_ms / 1000,
+        "partition_key": run.partition_key,
+    }
+
+
 def occurrence_of(run: RunSchedule, timezone: str) -> PlannedOccurrence:
     # Built without validation: every field is already of its type, and a page lists ~60,000
     # of them for 1,000 DAGs (validating them cost a tenth of the plan call).
-    return PlannedOccurrence.model_construct(
-        occurrence=run.occurrence,
-        occurrence_local=run.occurrence.astimezone(ZoneInfo(timezone)).isoformat(),
-        run_after=run.run_after,
-        window_start=run.window_start,
-        window_end=run.window_end,
-        interval_seconds=run.interval_ms / 1000,
-        partition_key=run.partition_key,
-    )
+    return PlannedOccurrence.model_construct(**occurrence_fields(run, timezone))
 
 
 def duration_text(delta: datetime.timedelta) -> str:
     """A duration as users write it (``"2m10s"``)."""
     return format_duration(delta // _US)
-
-
-def stored_next_run(item: ScheduledDag) -> StoredNextRun:
-    """The run the scheduler will create next, as stored on the DAG row, with its nominal occurrence."""
-    model = item.model
-    end = model.next_dagrun_data_interval_end
-    return StoredNextRun(
-        occurrence=None if item.timetable is None or end is None else item.timetable.run_of(end).occurrence,
-        run_after=model.next_dagrun_create_after,
-        window_start=model.next_dagrun_data_interval_start,
-        window_end=end,
-    )
-
-
-def dag_plan(
-    item: ScheduledDag,
-    *,
-    after: datetime.datetime,
-    count: int,
-    until: datetime.datetime | None,
-    contradictions: list[Contradiction],
-) -> DagPlan:
-    timetable = item.timetable
-    mine = [
-        c
-        for c in contradictions
-        if item.dag_id in c.dag_ids or (c.schedule is not None and c.schedule == item.declared_schedule)
-    ]
-    runs, description = [], item.model.timetable_description
-    if timetable is not None and item.stored is not None:
-        # a schedule from the last run steps from the run stored on the DAG row
-        anchor = item.model.next_dagrun_data_interval_end
-        runs = planned_runs(timetable, item.stored, after=after, count=count, until=until, anchor=anchor)
-        description = item.stored.description
-    lookback = None if timetable is None else timetable.lookback
-    return DagPlan(
-        dag_id=item.dag_id,
-        summary=item.summary,
-        description=description,
-        timezone=item.timezone,
-        cadence_kind=item.cadence_kind,
-        phase=None if timetable is None else duration_text(timetable.phase),
-        phase_ms=None if timetable is None else timetable.phase // _MS,
-        delay=None if timetable is None or not timetable.delay else duration_text(timetable.delay),
-        lookback=None if lookback is None else duration_text(lookback),
-        is_paused=bool(item.model.is_paused),
-        declared_schedule=item.declared_schedule,
-        next_stored_run=stored_next_run(item),
-        occurrences=[occurrence_of(run, item.timezone) for run in runs],
-        excluded=excluded_runs(timetable, after=after, until=runs[-1].occurrence if runs else None),
-        contradictions=mine,
-    )

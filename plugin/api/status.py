@@ -6,101 +6,35 @@ skip reason, consecutive failures, conditions) is the function's own status
 The fires, the next run and the lateness come from the runs and the timetable's
 public plan for both.
 
-When is a run late? A run is late when it has not started (not created yet, or
-created but still queued) and its *late-after* instant has passed:
-
-* calendar and cron cadences (a wall-clock time in a timezone): 20 minutes after the
-  nominal occurrence, or 5 minutes after the phase-shifted start if that is later.
-  A phase of up to 15 minutes plus the scheduler's own latency is healthy, so a run
-  10 minutes past its nominal time is not called late;
-* interval cadences (an epoch grid, ``@every``): after the phase-shifted start plus a
-  margin of one interval, at least 1 minute and at most 5 minutes.
-
-A paused DAG is never late, and neither is one with nothing scheduled.
+Lateness is judged by :mod:`.lateness`.
 """
 
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow._shared.timezones.timezone import utcnow
-from airflow.models.dagrun import DagRun
 from airflow.utils.types import DagRunType
+from sqlalchemy import Row
 
 from tessera.operators.fan_in.freshness import stale_parent_ages
 from tessera.operators.fan_in.release import last_completed
 from tessera.operators.schedules.identity import record_of
 from tessera.timetables.base import TesseraTimetable
-from tessera.timetables.run_info import RunSchedule
+from tessera.timetables.instants import to_us
 
 from .adapters import NOT_A_CURSOR_FUNCTION, cursor_function_status
+from .lateness import assess_lateness
 from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel
+from .plans import stored_next_run
 from .runs import RunHistory
-from .schedules import ScheduledDag, stored_next_run
+from .schedules import ScheduledDag
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
-
-WALL_CLOCK_GRACE = datetime.timedelta(minutes=20)
-START_GRACE = datetime.timedelta(minutes=5)
-INTERVAL_MARGIN_MIN = datetime.timedelta(minutes=1)
-INTERVAL_MARGIN_MAX = datetime.timedelta(minutes=5)
-RULES = {
-    "wall_clock": "late when not started 20 min after the nominal time (or 5 min after its phase, if later)",
-    "interval": "late when not started one interval (1 to 5 min) after its phase-shifted start",
-}
-
-
-def late_after(run: RunSchedule, *, wall_clock: bool) -> datetime.datetime:
-    """The instant after which ``run`` is late if it has not started."""
-    if wall_clock:
-        return max(run.occurrence + WALL_CLOCK_GRACE, run.run_after + START_GRACE)
-    interval = datetime.timedelta(milliseconds=run.interval_ms)
-    return run.run_after + min(max(interval, INTERVAL_MARGIN_MIN), INTERVAL_MARGIN_MAX)
-
-
-def _not_judged(state: str, reason: str) -> Lateness:
-    return Lateness(
-        state=state, late=False, occurrence=None, late_after=None, late_by_seconds=None, reason=reason, rule=""
-    )
-
-
-def assess_lateness(
-    *,
-    wall_clock: bool,
-    paused: bool,
-    pending: RunSchedule | None,
-    queued: RunSchedule | None,
-    now: datetime.datetime,
-) -> Lateness:
-    """Judge the run the scheduler owes next (``pending``) and the newest scheduled run still queued."""
-    if paused:
-        return _not_judged("paused", "the DAG is paused")
-    if pending is None:
-        return _not_judged("not_scheduled", "no clock-driven run is scheduled")
-    rule = RULES["wall_clock" if wall_clock else "interval"]
-    for run, why in ((queued, "its run is queued but has not started"), (pending, "")):
-        if run is not None and now > (deadline := late_after(run, wall_clock=wall_clock)):
-            return Lateness(
-                state="late",
-                late=True,
-                occurrence=run.occurrence,
-                late_after=deadline,
-                late_by_seconds=(now - run.occurrence).total_seconds(),
-                reason=why or "the scheduler has not created its run yet",
-                rule=rule,
-            )
-    return Lateness(
-        state="on_time",
-        late=False,
-        occurrence=pending.occurrence,
-        late_after=late_after(pending, wall_clock=wall_clock),
-        late_by_seconds=None,
-        reason="",
-        rule=rule,
-    )
 
 
 @dataclass(frozen=True)
@@ -117,36 +51,60 @@ def cursor_outcome(cursor: CursorStatus) -> Outcome:
     return Outcome(cursor.last_outcome, cursor.last_skip_reason, cursor.consecutive_failures, list(cursor.conditions))
 
 
+_SPEC_VALID = ConditionModel(type="SpecValid", status="True", reason="Parsed")
+_READY = {  # by the newest finished run's outcome; shared by every row (never changed once built)
+    "success": ConditionModel(type="Ready", status="True", reason="RunSucceeded"),
+    "failed": ConditionModel(type="Ready", status="False", reason="RunFailed", message="the newest run failed"),
+    None: ConditionModel(type="Ready", status="Unknown", reason="NoRunYet", message="no run has finished yet"),
+}
+_errors_index: tuple[Any, dict[str, str]] = (None, {})
+"""The contradictions listed last and, per DAG id, the first error among them: indexed once per listing."""
+
+
+def _first_errors(contradictions: list[Contradiction]) -> dict[str, str]:
+    global _errors_index
+    listed, index = _errors_index
+    if listed is not contradictions:
+        index = {}
+        for contradiction in contradictions:
+            if contradiction.severity == "error":
+                for dag_id in contradiction.dag_ids:
+                    index.setdefault(dag_id, contradiction.message)
+        _errors_index = (contradictions, index)
+    return index
+
+
 def _conditions(
     item: ScheduledDag, contradictions: list[Contradiction], last_outcome: str | None
 ) -> list[ConditionModel]:
-    errors = [c.message for c in contradictions if c.severity == "error" and item.dag_id in c.dag_ids]
-    if item.model.has_import_errors or errors:
-        message = errors[0] if errors else "the DAG file has an import error"
+    error = _first_errors(contradictions).get(item.dag_id)
+    if item.model.has_import_errors or error:
+        message = error or "the DAG file has an import error"
         spec = ConditionModel(type="SpecValid", status="False", reason="SpecInvalid", message=message)
         return [spec, ConditionModel(type="Ready", status="False", reason="SpecInvalid", message=message)]
-    spec = ConditionModel(type="SpecValid", status="True", reason="Parsed")
-    if last_outcome == "success":
-        return [spec, ConditionModel(type="Ready", status="True", reason="RunSucceeded")]
-    if last_outcome == "failed":
-        return [spec, ConditionModel(type="Ready", status="False", reason="RunFailed", message="the newest run failed")]
-    return [spec, ConditionModel(type="Ready", status="Unknown", reason="NoRunYet", message="no run has finished yet")]
+    return [_SPEC_VALID, _READY.get(last_outcome, _READY[None])]
 
 
-def missed_ticks(timetable: TesseraTimetable | None, fires: list[DagRun]) -> str | None:
-    """Whether the schedule skipped ticks between its two newest fires (paused or scheduler down)."""
+def missed_ticks(
+    timetable: TesseraTimetable | None, fires: list[Row], schedule_of: Callable[[Any], Any] | None = None
+) -> str | None:
+    """Whether the schedule skipped ticks between its two newest fires (paused or scheduler down).
+
+    ``schedule_of`` reads a run's schedule facts (default: ``timetable.of_run``; a listing's memo).
+    """
     ends = [fire.data_interval_end for fire in fires[:2]]
     if timetable is None or len(ends) < 2 or None in ends:
         return None
-    newest, previous = timetable.of_run(fires[0]), timetable.of_run(fires[1])  # as each was created
+    read = schedule_of or timetable.of_run
+    newest, previous = read(fires[0]), read(fires[1])  # as each was created
     # The occurrence before the newest fire's is later than the previous fire's: some ran not.
-    before_newest = newest.occurrence - datetime.timedelta(milliseconds=newest.interval_ms)
-    return "MissedTicks" if before_newest > previous.occurrence else None
+    before_newest = to_us(newest.occurrence) - newest.interval_ms * 1000
+    return "MissedTicks" if before_newest > to_us(previous.occurrence) else None
 
 
 def runs_outcome(item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory) -> Outcome:
     """The outcome of a DAG that is not a cursor function: its newest finished runs and its ticks."""
-    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item.timetable, history.fires)
+    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item.timetable, history.fires, item.schedule_of)
     return Outcome(
         history.last_outcome,
         skip_reason,
@@ -155,12 +113,15 @@ def runs_outcome(item: ScheduledDag, contradictions: list[Contradiction], histor
     )
 
 
-def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSummary | None:
+def _summary(
+    run: Row | None, timetable: TesseraTimetable | None, schedule_of: Callable[[Any], Any] | None = None
+) -> RunSummary | None:
     if run is None:
         return None
     occurrence = None
     if timetable is not None and run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
-        occurrence = timetable.of_run(run).occurrence
+        schedule = (schedule_of or timetable.of_run)(run)
+        occurrence = None if schedule is None else schedule.occurrence
     return RunSummary(
         run_id=run.run_id,
         run_type=str(run.run_type),
@@ -173,57 +134,101 @@ def _summary(run: DagRun | None, timetable: TesseraTimetable | None) -> RunSumma
     )
 
 
-def stale_parents_of(item: ScheduledDag, session: Session, now: datetime.datetime) -> list[StaleParentModel]:
-    """The AFTER parents of the DAG's declared schedule that are outside its freshness window now."""
+def freshness_rule(item: ScheduledDag) -> tuple[list[str], float]:
+    """The AFTER parents of the DAG's declared schedule and its PARENT_FRESHNESS hours (none: no check)."""
     record = record_of(item.stored.default_args if item.stored is not None else None)
     hours = float((record or {}).get("parent_freshness_hours") or 0)
     if not record or not record.get("after") or not hours:
+        return [], 0.0
+    return list(record["after"]), hours
+
+
+def parent_fires(items: Iterable[ScheduledDag], session: Session) -> dict[str, datetime.datetime | None]:
+    """When each AFTER parent of any of ``items`` last completed a fire: one grouped query for all of them."""
+    parents = sorted({parent for item in items for parent in freshness_rule(item)[0]})
+    return last_completed(parents, session) if parents else {}
+
+
+def stale_parents_of(
+    item: ScheduledDag, completed: Mapping[str, datetime.datetime | None], now: datetime.datetime
+) -> list[StaleParentModel]:
+    """The AFTER parents of the DAG's declared schedule outside its freshness window now.
+
+    ``completed``: :func:`parent_fires` of the DAGs listed with this one.
+    """
+    parents, hours = freshness_rule(item)
+    if not parents:
         return []
-    parents = list(record["after"])
-    stale = stale_parent_ages(parents, last_completed(parents, session), now=now, hours=hours)
+    stale = stale_parent_ages(parents, {p: completed.get(p) for p in parents}, now=now, hours=hours)
     return [StaleParentModel.model_validate(parent) for parent in stale]
 
 
-def dag_status(
-    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, session: Session
-) -> DagStatus:
-    """One DAG's status from its row, its runs (``history``, read for many DAGs at once) and its plan.
+@dataclass(frozen=True)
+class StatusParts:
+    """What a status derives about one DAG, shared by its full status and the page's row."""
 
-    ``session`` is read only for a cursor function's own status and for stale AFTER parents.
+    outcome: Outcome
+    cursors: list[CursorStatus]
+    cursor_status: str
+    lateness: Lateness
+    stale_parents: list[StaleParentModel]
+
+
+def status_parts(
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    completed: Mapping[str, datetime.datetime | None],
+    session: Session,
+) -> StatusParts:
+    """The DAG's outcome, lateness and stale parents from its row, its runs and its parents' fires.
+
+    The runs and the parents' fires are read for many DAGs at once (:func:`parent_fires`);
+    ``session`` is read only for a cursor function's own status.
     """
-    timetable, model = item.timetable, item.model
-    fires, last_run = history.fires, history.last_run
+    model = item.model
     cursors, cursor_status = [], NOT_A_CURSOR_FUNCTION
     if item.stored is not None:
         cursors, cursor_status = cursor_function_status(item.dag_id, item.stored.cursor_task_ids, session)
     outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, history)
-    pending = queued = None
-    if timetable is not None:
-        if model.next_dagrun_data_interval_end is not None:
-            pending = timetable.run_of(model.next_dagrun_data_interval_end)
-        newest = fires[0] if fires else None
-        if newest is not None and newest.start_date is None and newest.data_interval_end is not None:
-            queued = timetable.of_run(newest)
+    queued = None
+    newest = history.fires[0] if history.fires else None
+    if newest is not None and newest.start_date is None:
+        queued = item.schedule_of(newest)
+    now = utcnow()
     lateness = assess_lateness(
         wall_clock=item.cadence_kind == "wall_clock",
         paused=bool(model.is_paused),
-        pending=pending,
+        pending=item.next_stored,
         queued=queued,
-        now=utcnow(),
+        now=now,
     )
+    return StatusParts(outcome, cursors, cursor_status, lateness, stale_parents_of(item, completed, now))
+
+
+def dag_status(
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    completed: Mapping[str, datetime.datetime | None],
+    session: Session,
+) -> DagStatus:
+    """One DAG's status: :func:`status_parts`, its newest runs and the next one stored on its row."""
+    parts = status_parts(item, contradictions, history, completed, session)
+    fires = history.fires
     return DagStatus(
         dag_id=item.dag_id,
         summary=item.summary,
-        is_paused=bool(model.is_paused),
-        last_fire=_summary(fires[0] if fires else None, timetable),
-        last_run=_summary(last_run, timetable),
+        is_paused=bool(item.model.is_paused),
+        last_fire=_summary(fires[0] if fires else None, item.timetable, item.schedule_of),
+        last_run=_summary(history.last_run, item.timetable, item.schedule_of),
         next_fire=stored_next_run(item),
-        lateness=lateness,
-        last_outcome=outcome.last_outcome,
-        skip_reason=outcome.skip_reason,
-        consecutive_failures=outcome.consecutive_failures,
-        conditions=outcome.conditions,
-        cursors=cursors,
-        cursor_status=cursor_status,
-        stale_parents=stale_parents_of(item, session, utcnow()),
+        lateness=parts.lateness,
+        last_outcome=parts.outcome.last_outcome,
+        skip_reason=parts.outcome.skip_reason,
+        consecutive_failures=parts.outcome.consecutive_failures,
+        conditions=parts.outcome.conditions,
+        cursors=parts.cursors,
+        cursor_status=parts.cursor_status,
+        stale_parents=parts.stale_parents,
     )

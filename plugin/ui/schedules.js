@@ -5,9 +5,6 @@
 
 const API = new URL("../api/v1", window.location.href).pathname;
 const RELOAD_MS = 30 * 1000;
-// Runs asked per DAG for its lane: one more than a lane draws one by one. A denser DAG is drawn as a
-// band whose count is estimated from its cadence, so 1,000 five-minute DAGs do not cost 400 runs each.
-const PLAN_COUNT = DENSE_RUNS + 1;
 const BATCH = 100; // rows built or updated between two yields to the browser: no long freeze at 1,000 DAGs
 const OUTCOME_KIND = { success: "ok", failed: "bad", upstream_failed: "bad", running: "info", queued: "info" };
 const rows = new Map(); // dag_id -> { main, lane, cells, keys }
@@ -46,19 +43,19 @@ function chip(kind, text, title) {
 
 const CONDITION_WORDS = { SpecValid: ["spec valid", "spec invalid"], Ready: ["ready", "not ready"] };
 
-function health(status) {
-  if (!status) return [chip("idle", "unknown")];
-  const chips = status.conditions.map((c) => {
+function health(dag) {
+  if (!dag) return [chip("idle", "unknown")];
+  const chips = dag.conditions.map((c) => {
     const [yes, no] = CONDITION_WORDS[c.type] || [c.type, `not ${c.type}`];
     const kind = c.status === "True" ? "ok" : c.status === "False" ? "bad" : "idle";
     const text = c.status === "True" ? yes : c.status === "False" ? no : `${yes}?`;
     return chip(kind, text, [`${c.type}: ${c.status}`, c.reason, c.message].filter(Boolean).join(" — "));
   });
-  const late = status.lateness;
+  const late = dag.lateness;
   if (late.state === "late") chips.push(chip("bad", `late ${Math.round(late.late_by_seconds / 60)} min`, `${late.reason}. Rule: ${late.rule}`));
   else if (late.state === "on_time") chips.push(chip("ok", "on time", `Rule: ${late.rule}`));
   else chips.push(chip("idle", late.state.replace("_", " "), late.reason));
-  if (status.consecutive_failures > 1) chips.push(chip("bad", `${status.consecutive_failures} failed in a row`));
+  if (dag.consecutive_failures > 1) chips.push(chip("bad", `${dag.consecutive_failures} failed in a row`));
   return chips;
 }
 
@@ -69,8 +66,8 @@ function ago(seconds) {
 }
 
 // AFTER parents with no completed fire within PARENT_FRESHNESS: named on the row (the fire proceeds anyway).
-function staleParents(status) {
-  return ((status && status.stale_parents) || []).map((p) => {
+function staleParents(dag) {
+  return ((dag && dag.stale_parents) || []).map((p) => {
     const age = p.age_seconds === null ? "never completed a fire" : `last fire ${ago(p.age_seconds)} ago`;
     return el("div", { class: "stale", "data-parent": p.schedule,
       title: `No completed fire within ${p.bound_hours} h${p.last_completed ? `; last ${when(p.last_completed)} UTC` : ""}` },
@@ -78,12 +75,12 @@ function staleParents(status) {
   });
 }
 
-function outcome(status) {
-  if (!status) return "—";
-  const word = status.last_outcome;
+function outcome(dag) {
+  if (!dag) return "—";
+  const word = dag.last_outcome;
   const parts = [chip(OUTCOME_KIND[word] || "idle", word || "no run yet")];
-  if (status.skip_reason) parts.push(el("div", { class: "sub" }, `skipped: ${status.skip_reason}`));
-  if (status.last_run) parts.push(el("div", { class: "sub" }, `${status.last_run.run_type} · ${when(status.last_run.run_after)}`));
+  if (dag.skip_reason) parts.push(el("div", { class: "sub" }, `skipped: ${dag.skip_reason}`));
+  if (dag.last_run) parts.push(el("div", { class: "sub" }, `${dag.last_run.run_type} · ${when(dag.last_run.run_after)}`));
   return parts;
 }
 
@@ -125,8 +122,8 @@ function refreshButton(dagId, result) {
   return button;
 }
 
-function rowError(dag, status) {
-  return [...new Set([dag.error, status && status.error].filter(Boolean))].join(" · ");
+function rowError(dag) {
+  return dag.error || "";
 }
 
 function newRow(dagId) {
@@ -141,6 +138,11 @@ function newRow(dagId) {
   return { main, laneRow, lane, note, cells, keys: {} };
 }
 
+// A DAG id may break only after "_", "-" or ".": never inside a word of it.
+function breakable(text) {
+  return text.split(/(?<=[_.-])/).flatMap((part, i) => (i ? [el("wbr", {}), part] : [part]));
+}
+
 // Rebuild one cell only when what it shows changed.
 function setCell(row, name, key, build) {
   if (row.keys[name] === key) return;
@@ -148,46 +150,53 @@ function setCell(row, name, key, build) {
   row.cells[name].replaceChildren(...[build()].flat().filter((child) => child !== null && child !== undefined));
 }
 
-function updateRow(row, dag, next, status, trigger) {
-  const error = rowError(dag, status);
+// One row of GET /api/v1/page: the DAG and its schedule, its next run, its last outcome, its health.
+function updateRow(row, dag) {
+  const error = rowError(dag);
+  const next = dag.next;
+  const schedule = dag.trigger || dag.summary;
   row.main.classList.toggle("broken", Boolean(error));
-  setCell(row, "dag", JSON.stringify([dag.summary, dag.timezone, dag.is_paused, error, trigger]), () => [
-    airflowLink(`/dags/${encodeURIComponent(dag.dag_id)}`, dag.dag_id),
-    el("div", { class: "schedule" }, trigger ? trigger.text : dag.summary),
-    dag.timezone !== "UTC" ? el("span", { class: "sub" }, dag.timezone, " ") : null,
+  setCell(row, "dag", JSON.stringify([schedule, dag.timezone, dag.is_paused, error]), () => [
+    airflowLink(`/dags/${encodeURIComponent(dag.dag_id)}`, breakable(dag.dag_id)),
+    el("div", { class: "schedule" }, schedule),
+    // The zone once: a calendar or cron summary already names it.
+    dag.timezone !== "UTC" && !schedule.includes(dag.timezone) ? el("span", { class: "sub" }, dag.timezone, " ") : null,
     dag.is_paused ? chip("idle", "paused") : null,
     error ? chip("bad", "error", error) : null]);
-  setCell(row, "next", JSON.stringify([next, dag.phase, trigger && trigger.text]), () => {
-    if (!next) return el("span", { class: "sub" }, trigger ? trigger.text : dag.cadence_kind === "after" ? "after its parents" : "—");
+  setCell(row, "next", JSON.stringify([next, dag.phase, dag.trigger]), () => {
+    if (!next) return el("span", { class: "sub" }, dag.trigger || (dag.cadence_kind === "after" ? "after its parents" : "—"));
     return [
       el("div", { class: "mono", title: `in ${dag.timezone}: ${next.occurrence_local}` }, when(next.occurrence),
         el("span", { class: "at" }, ` · may start ${when(next.run_after, false)}`)),
       el("div", { class: "mono window", title: "the window this run evaluates (its data interval)" }, windowText(next)),
       dag.phase && dag.phase !== "0s" ? el("div", { class: "sub" }, `phase ${dag.phase}`) : null];
   });
-  setCell(row, "outcome", JSON.stringify(status ? [status.last_outcome, status.skip_reason, status.last_run] : null), () => outcome(status));
-  setCell(row, "health", JSON.stringify(status ? [status.conditions, status.lateness, status.consecutive_failures, status.stale_parents] : null),
-    () => [health(status), ...staleParents(status)]);
+  setCell(row, "outcome", JSON.stringify([dag.last_outcome, dag.skip_reason, dag.last_run]), () => outcome(dag));
+  setCell(row, "health", JSON.stringify([dag.conditions, dag.lateness, dag.consecutive_failures, dag.stale_parents]),
+    () => [...health(dag), ...staleParents(dag)]);
 }
 
-function updateLane(row, dag, runs, next, trigger, view) {
-  const error = rowError(dag, null);
-  // Unchanged plan, same span: only "now" moved (the span's start moves on the hour).
-  const last = runs[runs.length - 1];
-  const key = [view.range, view.start, runs.length, runs.length && runs[0].window_start, last && last.run_after,
-    last && last.window_end, error, trigger && trigger.text, next && next.occurrence].join("|");
-  if (row.laneKey === key) { moveNow(row.lane, view); return; }
+function updateLane(row, dag, view) {
+  const error = rowError(dag);
+  const lane = error ? null : dag.lane;
+  const next = dag.next;
+  // Unchanged lane, same span: only "now" moved (the span's start moves on the hour).
+  const key = [view.range, view.start, error, dag.trigger, next && next.occurrence,
+    lane && lane.through, lane && JSON.stringify(lane.segments)].join("|");
+  if (row.laneKey === key) { moveNow(row.lane, view); placeNote(row.note, view); return; }
   row.laneKey = key;
   row.lane.dataset.span = `${view.start},${view.end}`; // why.js turns a click on the lane into an instant
-  const capped = runs.length >= PLAN_COUNT && Date.parse(runs[runs.length - 1].run_after) < view.end;
-  const shapes = error ? laneShapes([], view, false) : laneShapes(runs, view, capped);
+  const shapes = laneShapes(lane, view);
+  const drawn = Boolean(shapes.even || shapes.band);
   let note = shapes.note;
   if (error) note = `Could not compute this DAG's schedule: ${error}`;
-  else if (trigger && !runs.length) note = `Runs ${trigger.text}, not on a clock of its own.`;
-  else if (!runs.length && next) note = `Next run ${when(next.occurrence)}, beyond the ${RANGE_NAMES[view.range]}.`;
-  else if (!runs.length) note = dag.cadence_kind === "after" ? "Runs after its parents." : "No clock-driven runs ahead.";
+  else if (dag.trigger && !drawn) note = `Runs ${dag.trigger}, not on a clock of its own.`;
+  // Its current window may fill the view while its run starts after it: say when.
+  else if (!shapes.starts && !shapes.band && next) note = `Next run ${when(next.occurrence)}, beyond the ${RANGE_NAMES[view.range]}.`;
+  else if (!drawn) note = dag.cadence_kind === "after" ? "Runs after its parents." : "No clock-driven runs ahead.";
   drawLane(row.lane, shapes, view, `${RANGE_NAMES[view.range]} of ${dag.dag_id}${note ? ": " + note : ""}`);
   if (row.note.textContent !== note) row.note.textContent = note;
+  placeNote(row.note, view);
   row.note.classList.toggle("error", Boolean(error));
   row.note.classList.toggle("row-error", Boolean(error));
   row.note.classList.toggle("over", Boolean(shapes.band));
@@ -195,8 +204,9 @@ function updateLane(row, dag, runs, next, trigger, view) {
 
 const yieldToBrowser = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-// Put the rows in the API's order, creating the missing ones and dropping the gone ones.
-async function placeRows(dags, seq) {
+// Put the rows in the API's order, creating the missing ones and dropping the gone ones, and fill each
+// as it is placed, so the first rows read before the last ones are built.
+async function placeRows(dags, seq, fill) {
   const body = document.querySelector("#schedules tbody");
   const wanted = new Set(dags.map((d) => d.dag_id));
   for (const [dagId, row] of rows) {
@@ -210,6 +220,7 @@ async function placeRows(dags, seq) {
     if (before !== row.main) body.insertBefore(row.main, before);
     if (row.main.nextSibling !== row.laneRow) body.insertBefore(row.laneRow, row.main.nextSibling);
     before = row.laneRow.nextSibling;
+    fill(row, dags[i]);
   }
   return true;
 }
@@ -219,36 +230,23 @@ function chosenRange() {
   return picked ? picked.value : "auto";
 }
 
+// One request for everything the page shows (GET /api/v1/page): per DAG its next run and lane, its
+// status, and what an asset-driven DAG runs after.
 async function load() {
   const seq = ++loading;
   const now = Date.now();
   try {
-    const [plan, statuses, triggers] = await Promise.all([api("/plan?count=1"), api("/status"), api("/triggers")]);
+    const page = await api("/page");
     if (seq !== loading) return;
-    const statusById = new Map(statuses.dags.map((s) => [s.dag_id, s]));
-    const triggerById = new Map(triggers.dags.map((t) => [t.dag_id, t]));
-    const nextById = new Map(plan.dags.map((d) => [d.dag_id, d.occurrences[0]]));
     const chosen = chosenRange();
-    const range = chosen === "auto" ? autoRange([...nextById.values()], now) : chosen;
+    const range = chosen === "auto" ? autoRange(page.dags.map((dag) => dag.next), now) : chosen;
     const view = span(range, now);
-    if (!(await placeRows(plan.dags, seq))) return;
-    for (let i = 0; i < plan.dags.length; i++) {
-      if (i && i % BATCH === 0) { await yieldToBrowser(); if (seq !== loading) return; }
-      const dag = plan.dags[i];
-      updateRow(rows.get(dag.dag_id), dag, nextById.get(dag.dag_id), statusById.get(dag.dag_id), triggerById.get(dag.dag_id));
-    }
-    summarize(plan, statuses, range, chosen, now);
+    const fill = (row, dag) => { updateRow(row, dag); updateLane(row, dag, view); };
+    if (!(await placeRows(page.dags, seq, fill))) return;
+    summarize(page, range, chosen, now);
     drawAxis(document.getElementById("axis"), view);
-    const until = new Date(view.end + RANGES[range]).toISOString(); // and the window after, where it starts in range
-    const lanes = await api(`/plan?count=${PLAN_COUNT}&until=${encodeURIComponent(until)}`);
-    if (seq !== loading) return;
-    for (let i = 0; i < lanes.dags.length; i++) {
-      if (i && i % BATCH === 0) { await yieldToBrowser(); if (seq !== loading) return; }
-      const dag = lanes.dags[i];
-      const row = rows.get(dag.dag_id);
-      if (row) updateLane(row, dag, dag.occurrences, nextById.get(dag.dag_id), triggerById.get(dag.dag_id), view);
-    }
     document.getElementById("error").hidden = true;
+    document.body.dataset.loaded = String(seq); // every row and lane drawn (tests and benchmarks wait for it)
   } catch (error) {
     const box = document.getElementById("error");
     box.hidden = false;
@@ -256,20 +254,20 @@ async function load() {
   }
 }
 
-function summarize(plan, statuses, range, chosen, now) {
-  document.getElementById("empty").hidden = plan.dags.length > 0;
-  const late = statuses.dags.filter((s) => s.lateness.late).length;
-  const unhealthy = statuses.dags.filter((s) => s.conditions.some((c) => c.status === "False")).length;
+function summarize(page, range, chosen, now) {
+  document.getElementById("empty").hidden = page.dags.length > 0;
+  const late = page.dags.filter((dag) => dag.lateness.late).length;
+  const unhealthy = page.dags.filter((dag) => dag.conditions.some((c) => c.status === "False")).length;
   document.getElementById("summary").replaceChildren(
-    el("span", {}, `${plan.dags.length} DAGs`), el("span", {}, `${late} late`), el("span", {}, `${unhealthy} not ready`),
+    el("span", {}, `${page.dags.length} DAGs`), el("span", {}, `${late} late`), el("span", {}, `${unhealthy} not ready`),
     el("span", { class: "sub" }, `updated ${when(new Date(now).toISOString(), false)} UTC`));
   document.getElementById("range-used").textContent =
     `${RANGE_NAMES[range]}${chosen === "auto" ? " (auto: every DAG's current window ends in it)" : ""}`;
   const problems = document.getElementById("problems");
-  problems.hidden = plan.contradictions.length === 0 && plan.plan_check === "ok";
+  problems.hidden = page.contradictions.length === 0 && page.plan_check === "ok";
   problems.querySelector("ul").replaceChildren(
-    ...plan.contradictions.map((c) => el("li", {}, chip(c.severity === "error" ? "bad" : "warn", c.kind), " ", c.message)),
-    ...(plan.plan_check === "ok" ? [] : [el("li", { class: "sub" }, `Declared-schedule check ${plan.plan_check}`)]));
+    ...page.contradictions.map((c) => el("li", {}, chip(c.severity === "error" ? "bad" : "warn", c.kind), " ", c.message)),
+    ...(page.plan_check === "ok" ? [] : [el("li", { class: "sub" }, `Declared-schedule check ${page.plan_check}`)]));
 }
 
 function rememberRange() {

@@ -8,6 +8,7 @@ const RANGES = { "24h": DAY, "7d": 7 * DAY, "35d": 35 * DAY };
 const RANGE_NAMES = { "24h": "next 24 hours", "7d": "next 7 days", "35d": "next 35 days" };
 const LANE_WIDTH = 1000;
 const DENSE_RUNS = 48; // more runs than this in the range: one band with a count, not one shape per window
+const US = 1000; // microseconds (a lane's unit) per millisecond (the view's)
 const TICKS = { "24h": 3 * HOUR, "7d": DAY, "35d": 7 * DAY };
 
 // The smallest range that shows, for every DAG, where its current window ends and its next one starts.
@@ -62,36 +63,44 @@ function cadenceText(seconds) {
   return `${seconds} s`;
 }
 
-// What a lane draws, as plain data: two paths of alternating windows (or one band), the starts, a note.
-function laneShapes(runs, view, capped) {
+// What a lane draws, as plain data: two paths of alternating windows (or one band), the starts, a
+// note. Drawn from the DAG's lane (lane.js): only the runs in view are ever enumerated, and a lane
+// with more than DENSE_RUNS of them in view is one band, its runs counted, never listed.
+function laneShapes(lane, view) {
   const top = 6, bottom = 20;
-  const clip = (t) => Math.min(Math.max(t, view.start), view.end);
+  const shapes = { even: "", odd: "", band: "", starts: "", note: "" };
+  if (!lane || !lane.segments.length) return shapes;
+  const start = view.start * US, end = view.end * US;
+  const x = (t) => xOf(view, Math.min(Math.max(t, start), end) / US);
   const box = (from, to) => {
-    const a = xOf(view, clip(from)), b = xOf(view, clip(to));
+    const a = x(from), b = x(to);
     return b - a > 0 ? `M${a.toFixed(1)},${top}H${Math.max(b - 0.6, a + 0.6).toFixed(1)}V${bottom}H${a.toFixed(1)}Z` : "";
   };
-  const visible = runs.filter((r) => Date.parse(r.window_end) > view.start && Date.parse(r.window_start) < view.end);
-  const starts = runs.map((r) => Date.parse(r.run_after)).filter((t) => t >= view.start && t < view.end);
-  const shapes = { even: "", odd: "", band: "", starts: "", note: "" };
-  if (!visible.length) return shapes;
-  const dense = visible.length > DENSE_RUNS || capped;
-  if (dense) {
-    const last = capped ? view.end : Date.parse(visible[visible.length - 1].window_end);
-    shapes.band = box(Date.parse(visible[0].window_start), last);
-    const seconds = runs.length > 1 ? runs[1].interval_seconds : 0;
-    const every = cadenceText(seconds);
-    let counted = String(starts.length);
-    if (capped && seconds && starts.length) {  // the plan stopped before the range did: estimate the rest
-      counted = `≈${(starts.length + Math.floor((view.end - starts[starts.length - 1]) / (seconds * 1000))).toLocaleString("en")}`;
-    }
-    shapes.note = `${counted} runs${every ? `, every ${every}` : ""}`;
-  } else {
+  // From the first run whose window ends, or that starts, in view to the last whose window starts in it.
+  const from = Math.min(start + lane.delay + 1, start - lane.phase);
+  const to = end + lane.delay + (lane.lookback === null ? 0 : lane.lookback);
+  const started = laneCount(lane, start - lane.phase, end - lane.phase);
+  let visible = null;
+  if (laneCount(lane, from, to) <= DENSE_RUNS + 1) {
+    visible = laneRuns(lane, from, to).filter((run) => run.window_end > start && run.window_start < end);
+  }
+  if (visible && !visible.length) return shapes;
+  if (visible && visible.length <= DENSE_RUNS) {
     visible.forEach((run, i) => {
-      const d = box(Date.parse(run.window_start), Date.parse(run.window_end));
+      const d = box(run.window_start, run.window_end);
       if (i % 2) shapes.odd += d; else shapes.even += d;
     });
-    shapes.starts = starts.map((t) => `M${xOf(view, t).toFixed(1)},1V${top + 3}`).join("");
+    shapes.starts = laneRuns(lane, start - lane.phase, end - lane.phase)
+      .filter((run) => run.run_after >= start && run.run_after < end)
+      .map((run) => `M${x(run.run_after).toFixed(1)},1V${top + 3}`).join("");
+    return shapes;
   }
+  const first = laneRuns(lane, start + lane.delay + 1, Infinity, 1)[0];
+  const last = laneLast(lane) - lane.delay;
+  shapes.band = box(first ? first.window_start : start, Math.min(last, end));
+  const short = lane.through !== null && lane.through + lane.phase < end; // the lane stops short: a floor
+  const every = cadenceText(laneSpacing(lane, start - lane.phase, end - lane.phase) / 1e6);
+  shapes.note = `${short ? "at least " : ""}${started.toLocaleString("en")} runs${every ? `, every ${every}` : ""}`;
   return shapes;
 }
 
@@ -123,6 +132,16 @@ function drawLane(lane, shapes, view, label) {
   setIf(p.band, "d", shapes.band);
   setIf(p.starts, "d", shapes.starts);
   moveNow(lane, view);
+}
+
+// A lane's note starts just after the "now" line, so the line never runs through its words.
+function placeNote(note, view) {
+  const at = (xOf(view, view.now) / LANE_WIDTH) * 100;
+  const left = `calc(${at.toFixed(2)}% + 6px)`;
+  if (note.style.left !== left) {
+    note.style.left = left;
+    note.style.maxWidth = `calc(${(100 - at).toFixed(2)}% - 12px)`;
+  }
 }
 
 function moveNow(lane, view) {

@@ -6,6 +6,7 @@ Airflow's built-in timetables read the clock when they skip ahead, so the clock 
 from __future__ import annotations
 
 import datetime
+import io
 
 import pytest
 import time_machine
@@ -132,3 +133,33 @@ def test_without_phases_counts_each_run_at_its_occurrence():
     load = fleet_load([FleetDag("phased", Every("1h", phase=Fixed("7m30s"), key="phased"))], now=NOW)
     assert load.counts.index(1) == 4  # 12:07:30, in the minute starting 12:07 (4 after 12:03)
     assert load.counts_without_phases.index(1) == 57  # its occurrence 13:00 (12:00's is before the start)
+
+
+def test_the_hourly_profile_is_labelled_by_clock_hours_as_the_spikes_are():
+    """From 12:03, the hours are 12:00 (its minutes 12:03-12:59), 13:00, ..., and 12:00 next day (to 12:02)."""
+    dags = [FleetDag(f"herd_{i}", _cron("0 6 * * *"), start_date=LONG_AGO) for i in range(3)]
+    dags.append(FleetDag("quarter", _cron("*/15 * * * *"), start_date=LONG_AGO))
+    load = fleet_load(dags, now=NOW)
+    hours = dict(load.hours)
+    assert len(hours) == 25 and all(hour.minute == 0 for hour in hours)
+    assert min(hours) == datetime.datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+    assert max(hours) == datetime.datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
+    six = datetime.datetime(2026, 3, 3, 6, 0, tzinfo=UTC)
+    assert load.spikes[0].minute == six and hours[six] == 4  # the spike's hour is where its peak shows
+    assert hours[datetime.datetime(2026, 3, 3, 12, 0, tzinfo=UTC)] == 1  # 12:00 next day, before 12:03
+
+
+def test_the_load_as_text_names_hours_and_spikes_by_the_same_clock():
+    from tessera.plugin.api.load_models import load_response
+    from tessera.plugin.cli_previews import render_load
+
+    dags = [FleetDag(f"herd_{i}", _cron("0 6 * * *"), start_date=LONG_AGO) for i in range(3)]
+    body = load_response(fleet_load(dags, now=NOW), paused_left_out=0).model_dump(mode="json")
+    out = io.StringIO()
+    render_load(body, out)
+    text = out.getvalue()
+    assert "  06:00     3 runs  herd_0, herd_1, herd_2" in text
+    profile = text.split("Busiest minute of each hour:\n")[1].splitlines()[:25]
+    assert [line[2:7] for line in profile[:3]] == ["12:00", "13:00", "14:00"]
+    assert all(line[4:7] == ":00" for line in profile)
+    assert any(line.startswith("  06:00  ") and line.endswith(" 3") for line in profile)

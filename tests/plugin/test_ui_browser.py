@@ -449,3 +449,132 @@ def test_the_fleet_load_names_the_herd_that_plain_cron_makes(airflow_ui, browser
     assert load["peak_to_mean"] >= 3
     expect(frame.locator("#load .without-phases b")).to_have_text(re.compile(r"^\d+(\.\d+)?$"))
     page.close()
+
+
+# -- every cell reads as words, in both themes, at laptop sizes ----------------------------------
+
+VIEWPORTS = {"1280x800": LAPTOP, "1440x900": {"width": 1440, "height": 900}}
+UNREADABLE_TEXT = ("[object", "undefined", "NaN", "null", "Invalid Date")
+HEALTH_WORDS = re.compile(
+    r"^(spec valid|spec invalid|ready|not ready|ready\?|on time|late \d+ min|paused|not scheduled|unknown"
+    r"|\d+ failed in a row|stale parent \S+)$"
+)
+"""Every word the Health column may show (README, "Schedules page")."""
+REQUIRED_CELLS = ("dag", "next", "outcome", "health")
+# Reads every row the way a person does: the text of each cell, what each cell's boxes cover, and
+# where the browser broke the DAG id's line (a break must come after "_", "-" or ".", never mid-word).
+READ_ROWS = """
+() => {
+  const inside = (box, cell) => box.left >= cell.left - 0.5 && box.right <= cell.right + 0.5;
+  return [...document.querySelectorAll("#schedules tbody tr.dag")].map((row) => {
+    const cells = {};
+    for (const td of row.querySelectorAll("td")) {
+      const cell = td.getBoundingClientRect();
+      const over = [...td.querySelectorAll("*")].filter((node) => {
+        const box = node.getBoundingClientRect();
+        return box.width > 0 && !inside(box, cell);
+      }).map((node) => node.outerHTML.slice(0, 120));
+      const cut = [...td.querySelectorAll(".chip, .lane-note, a, div, span")]
+        .filter((node) => node.scrollWidth > node.clientWidth + 1 && getComputedStyle(node).overflow === "hidden")
+        .map((node) => node.textContent);
+      const titles = [...td.querySelectorAll("[title]")].map((node) => node.title);
+      cells[td.className] = { text: td.innerText.trim(), titles, over, cut };
+    }
+    const link = row.querySelector("td.dag a");
+    const breaks = [];
+    if (link && link.firstChild) {
+      const text = link.textContent;
+      const range = document.createRange();
+      let top = null;
+      let index = 0;
+      for (const node of link.childNodes) {
+        if (node.nodeType !== Node.TEXT_NODE) continue;
+        for (let i = 0; i < node.length; i++, index++) {
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const rect = range.getClientRects()[0];
+          if (!rect) continue;
+          if (top !== null && rect.top > top + 2) breaks.push(text.slice(0, index));
+          top = rect.top;
+        }
+      }
+    }
+    const lane = document.querySelector(`tr.timeline[data-dag-id="${CSS.escape(row.dataset.dagId)}"]`);
+    const note = lane.querySelector(".lane-note");
+    const now = lane.querySelector("line.now").getBoundingClientRect();
+    const noteBox = note.getBoundingClientRect();
+    return {
+      dag_id: row.dataset.dagId,
+      cells,
+      health: [...row.querySelectorAll("td.health .chip")].map((chip) => chip.textContent),
+      breaks,
+      note: note.textContent,
+      note_crosses_now: note.textContent !== "" && !note.classList.contains("error")
+        && noteBox.left <= now.left + now.width && noteBox.right >= now.left,
+    };
+  });
+}
+"""
+
+
+def _tessera_examples() -> set[str]:
+    """The example DAGs the page shows: those on a tessera timetable or in a declared schedule."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(str(REPO / "dags_examples"))
+    assert not bag.import_errors, bag.import_errors
+    return {
+        dag_id
+        for dag_id, dag in bag.dags.items()
+        if type(dag.timetable).__module__.startswith("tessera.")
+        or any(tag.startswith("tessera-schedule:") for tag in dag.tags)
+    }
+
+
+@pytest.mark.parametrize("size", VIEWPORTS)
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_every_cell_reads_as_words_and_fits_its_column(airflow_ui, browser, theme, size):
+    from playwright.sync_api import expect
+
+    page = _log_in(browser, airflow_ui.base, "admin", VIEWPORTS[size])
+    page.evaluate("theme => localStorage.setItem('theme', theme)", theme)
+    page.goto(f"{airflow_ui.base}/plugin/tessera-schedules")
+    frame = page.frame_locator("iframe[title=Schedules]")
+    expected = _tessera_examples()
+    expect(frame.locator("tr.dag")).to_have_count(len(expected) + 3, timeout=90_000)  # + the test's own 3
+    # Every row and lane drawn: the page marks its load done once the last lane is.
+    inner = _schedules_frame(page)
+    inner.wait_for_function(
+        "count => document.body.dataset.loaded && document.querySelectorAll('tr.dag').length === count",
+        arg=len(expected) + 3,
+        timeout=90_000,
+    )
+    rows = inner.evaluate(READ_ROWS)
+    assert expected <= {row["dag_id"] for row in rows}
+    problems = []
+    for row in rows:
+        for name in REQUIRED_CELLS:
+            cell = row["cells"][name]
+            if not cell["text"] or cell["text"] in ("—", "-"):
+                problems.append(f"{row['dag_id']}: the {name} cell is empty")
+            for text in (cell["text"], *cell["titles"]):
+                problems += [f"{row['dag_id']}: {name} reads {text!r}" for bad in UNREADABLE_TEXT if bad in text]
+            problems += [f"{row['dag_id']}: {name} overflows its column: {html}" for html in cell["over"]]
+            problems += [f"{row['dag_id']}: {name} is cut: {text!r}" for text in cell["cut"]]
+        problems += [f"{row['dag_id']}: lane note {row['note']!r}" for bad in UNREADABLE_TEXT if bad in row["note"]]
+        if not row["health"]:
+            problems.append(f"{row['dag_id']}: Health shows no word")
+        problems += [
+            f"{row['dag_id']}: Health shows {word!r}" for word in row["health"] if not HEALTH_WORDS.match(word)
+        ]
+        problems += [
+            f"{row['dag_id']}: its id breaks mid-word after {before!r}"
+            for before in row["breaks"]
+            if before[-1] not in "_-."
+        ]
+        if row["note_crosses_now"]:
+            problems.append(f"{row['dag_id']}: the now line is drawn through the lane note {row['note']!r}")
+    page.screenshot(path=ARTIFACTS / f"readable-{size}-{theme}.png", full_page=True)
+    inner.locator("main").screenshot(path=ARTIFACTS / f"readable-{size}-{theme}-rows.png")
+    page.close()
+    assert not problems, "\n".join(problems)

@@ -1,8 +1,9 @@
 """The Schedules page with 1,000 DAGs in real Chromium: a constant handful of elements per DAG, rows kept on reload.
 
 No Airflow here: Playwright answers the page's own requests, the page's files from
-``plugin/ui`` and the API's routes with 1,000 DAGs every 5 minutes (49 planned runs each,
-the most the page asks for), so only the page's rendering is measured. Counts are asserted,
+``plugin/ui`` and its one data call (``GET /api/v1/page``) with 1,000 DAGs every 5 minutes,
+each with its lane as the public plan describes it (the timeline's 20,000 runs a DAG are one
+segment), so only the page's rendering is measured. Counts are asserted,
 never time; the longest main-thread task of a reload is printed for the record.
 """
 
@@ -20,7 +21,6 @@ from .test_ui_browser import CHROMIUM, CHROMIUM_ARGS
 UI = Path(__file__).resolve().parents[2] / "plugin" / "ui"
 BASE = "http://tessera.test"
 FLEET = 1000
-PLANNED = 49
 ELEMENTS_PER_DAG = 45
 FIVE_MINUTES = datetime.timedelta(minutes=5)
 TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
@@ -44,39 +44,35 @@ def _run(occurrence: datetime.datetime) -> dict:
 
 
 def _answers() -> dict[str, str]:
+    from tessera.plugin.api.plans import lane_of
+    from tessera.timetables import Every, Fixed
+
     now = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
     first = now - datetime.timedelta(minutes=now.minute % 5) + FIVE_MINUTES
-    runs = [_run(first + k * FIVE_MINUTES) for k in range(PLANNED)]
+    lanes_until = now + datetime.timedelta(days=71)
+    lane = lane_of(Every("5m", phase=Fixed("1m10s")).lane(after=now, until=lanes_until)).model_dump(mode="json")
 
-    def dag(i: int, occurrences: list[dict]) -> dict:
+    def dag(i: int) -> dict:
         return {
-            "dag_id": f"scale_{i:04}", "summary": "every 5m · phase 1m10s", "description": None, "timezone": "UTC",
-            "cadence_kind": "interval", "phase": "1m10s", "phase_ms": 70_000, "delay": None, "lookback": None,
-            "is_paused": False, "declared_schedule": None, "occurrences": occurrences, "contradictions": [],
-            "next_stored_run": {"occurrence": None, "run_after": None, "window_start": None, "window_end": None},
-            "error": None,
+            "dag_id": f"scale_{i:04}", "summary": "every 5m · phase 1m10s", "timezone": "UTC",
+            "cadence_kind": "interval", "phase": "1m10s", "is_paused": False, "trigger": None,
+            "next": _run(first), "lane": lane, "last_outcome": "success", "last_run": None, "skip_reason": None,
+            "consecutive_failures": 0,
+            "conditions": [{"type": "SpecValid", "status": "True", "reason": "Valid", "message": ""},
+                           {"type": "Ready", "status": "True", "reason": "RunSucceeded", "message": ""}],
+            "lateness": {"state": "on_time", "late": False, "occurrence": None, "late_after": None,
+                         "late_by_seconds": None, "reason": "", "rule": "phase + one interval"},
+            "stale_parents": [], "error": None,
         }  # fmt: skip
 
-    status = {
-        "summary": "every 5m", "is_paused": False, "last_fire": None, "last_run": None,
-        "next_fire": {"occurrence": None, "run_after": None, "window_start": None, "window_end": None},
-        "lateness": {"state": "on_time", "late": False, "occurrence": None, "late_after": None,
-                     "late_by_seconds": None, "reason": "", "rule": "phase + one interval"},
-        "last_outcome": "success", "skip_reason": None, "consecutive_failures": 0,
-        "conditions": [{"type": "SpecValid", "status": "True", "reason": "Valid", "message": ""},
-                       {"type": "Ready", "status": "True", "reason": "RunSucceeded", "message": ""}],
-        "cursors": [], "cursor_status": "not a cursor function", "error": None,
-    }  # fmt: skip
-
-    def plan(occurrences: list[dict]) -> dict:
-        return {"dags": [dag(i, occurrences) for i in range(FLEET)], "contradictions": [], "plan_check": "ok"}
-
-    return {
-        "plan?count=1": json.dumps(plan(runs[:1])),
-        f"plan?count={PLANNED}": json.dumps(plan(runs)),
-        "status": json.dumps({"dags": [{"dag_id": f"scale_{i:04}", **status} for i in range(FLEET)]}),
-        "triggers": json.dumps({"dags": []}),
+    page = {
+        "now": _iso(now),
+        "lanes_until": _iso(lanes_until),
+        "dags": [dag(i) for i in range(FLEET)],
+        "contradictions": [],
+        "plan_check": "ok",
     }
+    return {"page": json.dumps(page)}
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +112,7 @@ def page() -> Iterator[object]:
 def test_a_thousand_dags_cost_a_constant_handful_of_elements_each(page):
     elements = page.evaluate("() => document.getElementsByTagName('*').length")
     rows = page.evaluate("() => document.querySelectorAll('#schedules tbody tr.dag').length")
-    print(f"{FLEET} DAGs with {PLANNED} planned runs each: {elements} elements in the document")
+    print(f"{FLEET} DAGs every 5 minutes: {elements} elements in the document")
     assert rows == FLEET
     assert elements <= FLEET * ELEMENTS_PER_DAG
     assert page.evaluate("() => document.querySelectorAll('rect').length") == 0

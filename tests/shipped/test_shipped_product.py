@@ -193,7 +193,6 @@ def test_the_schedules_page_shows_a_row_per_planned_dag_and_no_broken_cell(parse
     assert all(cells["dag"].startswith(dag_id) for dag_id, cells in texts.items())
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23 fixes the Health cell")
 def test_the_schedules_pages_health_cells_show_words(parsed: Shipped) -> None:
     texts = _schedules_page_cells(parsed)
     broken = [(dag_id, cells["health"]) for dag_id, cells in texts.items() if "[object" in cells["health"]]

@@ -230,7 +230,8 @@ def test_stored_run_of_a_catchup_dag_is_kept():
     ("timetable", "summary"),
     [
         pytest.param(LONDON, "cron 0 6 * * * Europe/London", id="daily"),
-        pytest.param(Cron("@every 5m"), "cron @every 5m", id="every"),
+        pytest.param(Cron("@every 5m"), "every 5m", id="every"),
+        pytest.param(Cron("@every 3600s"), "every 1h", id="every-in-seconds"),
         pytest.param(
             Cron("30 1 * * *", timezone="America/New_York", dst="once", starting_deadline="5m"),
             "cron 30 1 * * * America/New_York · dst once · deadline 5m",

@@ -14,6 +14,7 @@ UI_DIR = Path(__file__).resolve().parents[2] / "ui"
 """``tessera/plugin/ui``: the page's files, shipped as package data."""
 UI_ASSETS = {
     "host.js": "text/javascript",
+    "lane.js": "text/javascript",
     "timeline.js": "text/javascript",
     "schedules.js": "text/javascript",
     "load.js": "text/javascript",

@@ -1,17 +1,21 @@
-"""``GET /api/v1/plan`` and ``GET /api/v1/dags/{dag_id}/plan``: the runs the scheduler creates next."""
+"""``GET /api/v1/plan`` and ``GET /api/v1/dags/{dag_id}/plan``: the runs the scheduler creates next.
+
+And ``GET /api/v1/page``: everything the Schedules page shows, in one request.
+"""
 
 from __future__ import annotations
 
 from airflow._shared.timezones.timezone import utcnow
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from ..broken_rows import broken_plan, with_broken_plans
 from ..contradictions import all_contradictions
 from ..errors import NotFound
 from ..inputs import After, Count, Until
 from ..models import DagPlan, PlanResponse
+from ..overview import PageResponse, encode, page_data
 from ..row_errors import plan_row
 from ..schedules import scheduled_dag, scheduled_dags
 from .access import authenticated, read_dag, readable
@@ -60,3 +64,14 @@ def get_plan(
     contradictions, _ = all_contradictions(session, user, {dag_id})
     row = plan_row(item, after=after or utcnow(), count=count, until=until, contradictions=contradictions)
     return with_broken_plans(session, [row], mine, after=after or utcnow(), dag_ids=[dag_id])[0]
+
+
+@router.get("/api/v1/page", dependencies=[authenticated], response_model=PageResponse)
+def get_page(session: SessionDep, user: GetUserDep) -> Response:
+    """Every readable tessera DAG's next run, lane (its runs over the next 71 days), status and trigger.
+
+    What the Schedules page reads on each load: ``plan?count=1``, ``status`` and ``triggers`` in
+    one answer, with each DAG's runs as a lane of periodic segments rather than one entry per run.
+    """
+    page = page_data(session, user, readable(user), now=utcnow())
+    return Response(encode(page), media_type="application/json")

@@ -13,6 +13,7 @@ from ..models import DagStatus, StatusResponse
 from ..row_errors import status_row
 from ..runs import run_histories
 from ..schedules import scheduled_dag, scheduled_dags
+from ..status import parent_fires
 from .access import authenticated, read_runs, readable
 from .refusals import SIGNED_IN, refusals
 
@@ -26,7 +27,8 @@ def get_statuses(session: SessionDep, user: GetUserDep) -> StatusResponse:
     contradictions, _ = all_contradictions(session, user, mine)
     items = scheduled_dags(session, readable=mine)
     histories = run_histories(session, [item.dag_id for item in items])
-    rows = [status_row(item, contradictions, histories[item.dag_id], session) for item in items]
+    fires = parent_fires(items, session)
+    rows = [status_row(item, contradictions, histories[item.dag_id], fires, session) for item in items]
     return StatusResponse(dags=with_broken_statuses(session, rows, mine))  # broken DAGs keep their rows
 
 
@@ -41,5 +43,6 @@ def get_status(dag_id: str, session: SessionDep, user: GetUserDep) -> DagStatus:
             raise
         return row
     contradictions, _ = all_contradictions(session, user, {dag_id})
-    row = status_row(item, contradictions, run_histories(session, [dag_id])[dag_id], session)
+    history = run_histories(session, [dag_id])[dag_id]
+    row = status_row(item, contradictions, history, parent_fires([item], session), session)
     return with_broken_statuses(session, [row], mine, [dag_id])[0]

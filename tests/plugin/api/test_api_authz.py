@@ -38,6 +38,7 @@ ACCESS = {
     ("POST", "/api/v1/dags/{dag_id}/refresh"): TRIGGER,  # create the DAG's runs
     ("GET", "/api/v1/load"): EVERYONE,  # counts only the DAGs the caller may read
     ("GET", "/api/v1/triggers"): EVERYONE,  # lists only the DAGs the caller may read
+    ("GET", "/api/v1/page"): EVERYONE,  # the Schedules page's rows: only the DAGs the caller may read
     ("GET", "/api/v1/dags/{dag_id}/backfill-preview"): EVERYONE,  # read the DAG
     ("GET", "/api/v1/dags/{dag_id}/why"): EVERYONE,  # read the DAG's runs and audit log
 }

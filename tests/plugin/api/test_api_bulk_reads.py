@@ -147,13 +147,19 @@ def _add_history(session, dag_id: str, rng: random.Random) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_grouped_run_queries_find_what_the_per_dag_queries_found(airflow_db, seed):
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.models.dag import DagModel
     from airflow.utils.session import create_session
 
     from tessera.plugin.api.runs import run_histories
 
     rng = random.Random(seed)
     dag_ids = [f"history_{seed}_{n:02d}" for n in range(30)]
+    DagBundlesManager().sync_bundles_to_db()
     with create_session() as session:
+        for dag_id in dag_ids:
+            session.add(DagModel(dag_id=dag_id, bundle_name="dags-folder"))  # histories are of stored DAGs
+        session.flush()
         for dag_id in dag_ids:
             _add_history(session, dag_id, rng)
     with create_session() as session:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tessera.plugin.api.status import assess_lateness, late_after
+from tessera.plugin.api.lateness import assess_lateness, late_after
 from tessera.timetables import Every, Fixed
 
 MIN, SEC = datetime.timedelta(minutes=1), datetime.timedelta(seconds=1)
@@ -108,3 +108,19 @@ def test_a_run_is_never_late_before_its_start_plus_a_minute_nor_its_nominal_time
     assert deadline <= run.run_after + max(5 * MIN, run.occurrence + 20 * MIN - run.run_after)
     if wall_clock:
         assert deadline >= run.occurrence + 20 * MIN
+
+
+def test_the_rule_reads_instants_whatever_offset_they_are_written_in():
+    """A run and a clock in UTC+02:00 are judged as the same instants in UTC (not as their wall times)."""
+    import dataclasses
+
+    plus_two = datetime.timezone(datetime.timedelta(hours=2))
+    run = _run(DAILY, DAY0)
+    shifted = dataclasses.replace(
+        run, occurrence=run.occurrence.astimezone(plus_two), run_after=run.run_after.astimezone(plus_two)
+    )
+    assert late_after(shifted, wall_clock=True) == late_after(run, wall_clock=True) == DAY0 + 20 * MIN
+    judged = assess_lateness(
+        wall_clock=True, paused=False, pending=shifted, queued=None, now=(DAY0 + 21 * MIN).astimezone(plus_two)
+    )
+    assert (judged.state, judged.occurrence, judged.late_by_seconds) == ("late", DAY0, 21 * 60)

@@ -2,8 +2,10 @@
 
 Counted on the real SQLite metadata DB with a ``before_cursor_execute`` listener on
 Airflow's engine, over whole requests through the tessera app mounted in Airflow's API
-app, for 5 DAGs and again after 45 more were stored (mixed cadences: ``Every``, calendar,
-``Cron``, declared schedules and Airflow's built-in cron, each with a run history).
+app, for 10 DAGs, again after 90 more were stored and again at 1,000: mixed cadences
+(``Every``, calendar cadences in several zones, ``Cron``, declared schedules, AFTER fan-in
+behind two declared parents with a freshness bound, Airflow's built-in cron), each DAG with a
+run history, and completed fires of some AFTER parents.
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ from .test_api_app import Api, airflow_api, store_dags
 KINDS = (
     'Every("5m", delay="30s")',
     'Every.day(at="07:00", timezone="Europe/Amsterdam")',
-    'Every.month(on=31, at="06:00", timezone="UTC")',
-    'Cron("0 6 * * *", timezone="Europe/London")',
+    'Every.week(on="monday", at="06:30", timezone="America/New_York")',
+    'Every.month(on=31, at="06:00", timezone="Asia/Tokyo")',
+    'Cron("0 6 * * 1-5", timezone="Europe/London")',
+    'Cron("@every 10m")',
     "declared",
+    "declared",
+    "after",
     '"0 * * * *"',
 )
 FLEET_FILE = """
@@ -35,30 +41,48 @@ KINDS = KINDS_LITERAL
 DAG_IDS = {dag_ids!r}
 def kind_of(dag_id):
     return KINDS[int(dag_id.rsplit("_", 1)[1]) % len(KINDS)]
-SCHEDULES = ScheduleSet([Schedule(d, interval_seconds=3600) for d in DAG_IDS if kind_of(d) == "declared"])
+def parents_of(dag_id):  # the two declared schedules before it, in its block of ten
+    n = int(dag_id.rsplit("_", 1)[1])
+    return [f"scale_{{n - 2:04d}}", f"scale_{{n - 1:04d}}"]
+SCHEDULES = ScheduleSet(
+    [Schedule(d, interval_seconds=3600) for d in DAG_IDS if kind_of(d) == "declared"]
+    + [Schedule(d, after=parents_of(d), parent_freshness=2) for d in DAG_IDS if kind_of(d) == "after"]
+)
 for dag_id in DAG_IDS:
     kind = kind_of(dag_id)
-    kwargs = SCHEDULES.dag_kwargs(dag_id) if kind == "declared" else {{"schedule": eval(kind)}}
+    declared = kind in ("declared", "after")
+    kwargs = SCHEDULES.dag_kwargs(dag_id) if declared else {{"schedule": eval(kind)}}
     with DAG(dag_id, start_date=None, **kwargs) as dag:
         EmptyOperator(task_id="work")
-    if kind == "declared":
+    if declared:
         SCHEDULES.apply(dag)
 """.replace("KINDS_LITERAL", repr(KINDS))
+SIZES = (10, 100, 1000)
+ON_PAGE = sum(1 for kind in KINDS if kind != '"0 * * * *"')
+"""DAGs on the page per block of ten: every kind but Airflow's built-in cron."""
 
-UNTIL = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=24)).strftime("%Y-%m-%dT%H:%M:%SZ")
+UNTIL = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=70)).strftime("%Y-%m-%dT%H:%M:%SZ")
 PAGE_CALLS = {
+    "page": "/tessera/api/v1/page",  # what the Schedules page reads on each load
     "plan?count=1": "/tessera/api/v1/plan?count=1",
-    "plan?count=400&until": f"/tessera/api/v1/plan?count=400&until={UNTIL}",
+    "plan?count=49&until": f"/tessera/api/v1/plan?count=49&until={UNTIL}",
     "status": "/tessera/api/v1/status",
+    "triggers": "/tessera/api/v1/triggers",
 }
 
 
 def add_runs(dag_ids: list[str]) -> None:
-    """Three runs per DAG: two scheduled (one failed, one succeeded) and a manual one still running."""
+    """Three runs per DAG: two scheduled (one failed, one succeeded) and a manual one still running.
+
+    And a completed fire of every other declared parent (an asset event on its schedule's asset),
+    so some AFTER DAGs have fresh parents and some stale ones.
+    """
+    from airflow.models.asset import AssetEvent, AssetModel
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
     from airflow.utils.state import DagRunState
     from airflow.utils.types import DagRunType
+    from sqlalchemy import select
 
     base = datetime.datetime(2026, 3, 2, tzinfo=datetime.timezone.utc)
     hour = datetime.timedelta(hours=1)
@@ -79,6 +103,10 @@ def add_runs(dag_ids: list[str]) -> None:
                 run.end_date = start + hour + datetime.timedelta(minutes=1)
                 session.add(run)
             session.add(DagRun(dag_id, "manual__1", run_after=base + 3 * hour, run_type=DagRunType.MANUAL))
+        fresh = [f"x-tessera-schedule://{d}" for d in dag_ids if KINDS[int(d[-4:]) % len(KINDS)] == "declared"][::2]
+        now = datetime.datetime.now(datetime.timezone.utc)
+        for asset_id in session.scalars(select(AssetModel.id).where(AssetModel.uri.in_(fresh))):
+            session.add(AssetEvent(asset_id=asset_id, timestamp=now))
 
 
 def count_queries(api: Api, path: str) -> tuple[int, Any]:
@@ -104,12 +132,13 @@ def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     folder = tmp_path_factory.mktemp("tessera-scale")
 
     def grow(first: int, count: int) -> list[str]:
-        dag_ids = [f"scale_{n:03d}" for n in range(first, first + count)]
-        store_dags(folder, FLEET_FILE, tuple(dag_ids))
+        dag_ids = [f"scale_{n:04d}" for n in range(first, first + count)]
+        for block in range(0, count, 100):  # files of at most 100 DAGs, as a fleet's would be
+            store_dags(folder, FLEET_FILE, tuple(dag_ids[block : block + 100]))
         add_runs(dag_ids)
         return dag_ids
 
-    grow(0, 5)
+    grow(0, SIZES[0])
     with airflow_api(folder) as api:
         yield api, grow
 
@@ -120,27 +149,31 @@ def queries_per_call(api: Api, expected_rows: int) -> dict[str, tuple[int, int]]
     for name, path in PAGE_CALLS.items():
         cold, body = count_queries(api, path)
         warm, _ = count_queries(api, path)
-        rows = [row for row in body["dags"] if row["dag_id"].startswith("scale_")]
-        assert len(rows) == expected_rows, (name, sorted(row["dag_id"] for row in rows))
-        assert all(row["error"] is None for row in rows), [row["error"] for row in rows if row["error"]]
+        rows = [row for row in body["dags"] if row["dag_id"].startswith("scale_")]  # not other tests' DAGs
+        if name == "page":  # every row with its lane
+            assert all(row["lane"] is not None for row in rows if row["cadence_kind"] != "after")
+        if name != "triggers":
+            assert len(rows) == expected_rows, (name, sorted(row["dag_id"] for row in rows))
+            assert all(row["error"] is None for row in rows), [row["error"] for row in rows if row["error"]]
         counts[name] = (cold, warm)
     return counts
 
 
-def test_the_page_calls_cost_the_same_queries_for_5_and_for_50_dags(fleet):
+def test_the_page_calls_cost_the_same_queries_for_10_100_and_1000_dags(fleet):
+    """AFTER DAGs with stale and fresh parents, and runs, included: nothing is read DAG by DAG."""
     api, grow = fleet
+    counts = {SIZES[0]: queries_per_call(api, expected_rows=ON_PAGE * SIZES[0] // 10)}
+    for before, size in zip(SIZES, SIZES[1:]):
+        grow(before, size - before)
+        counts[size] = queries_per_call(api, expected_rows=ON_PAGE * size // 10)
+    print({size: {name: warm for name, (_, warm) in calls.items()} for size, calls in counts.items()})
+    assert counts[100] == counts[10]
+    assert counts[1000] == counts[10]
+    # 12, and one more for the DAGs whose file broke (one query while none has, see broken_rows)
+    assert all(warm <= 13 for _, warm in counts[10].values()), counts[10]
 
-    def on_page(dags: int) -> int:  # every kind but the built-in cron is a tessera DAG the page shows
-        return sum(1 for n in range(dags) if KINDS[n % len(KINDS)] != '"0 * * * *"')
 
-    small = queries_per_call(api, expected_rows=on_page(5))
-    grow(5, 45)
-    large = queries_per_call(api, expected_rows=on_page(50))
-    assert large == small
-    assert all(warm <= 12 for _, warm in small.values()), small
-
-
-def test_the_status_rows_read_the_runs_the_grouped_queries_found(fleet):
+def test_the_status_rows_read_the_runs_and_parent_fires_the_grouped_queries_found(fleet):
     api, _ = fleet
     _, body = count_queries(api, "/tessera/api/v1/status")
     rows = {row["dag_id"]: row for row in body["dags"] if row["dag_id"].startswith("scale_")}
@@ -149,3 +182,41 @@ def test_the_status_rows_read_the_runs_the_grouped_queries_found(fleet):
         assert row["last_run"]["run_id"] == "manual__1"
         assert row["last_outcome"] == "success"
         assert row["consecutive_failures"] == 0
+    after = {dag_id: row for dag_id, row in rows.items() if KINDS[int(dag_id[-4:]) % len(KINDS)] == "after"}
+    assert after
+    for dag_id, row in after.items():  # parents n - 2 (a fire a moment ago) and n - 1 (never fired)
+        n = int(dag_id[-4:])
+        assert [parent["schedule"] for parent in row["stale_parents"]] == [f"scale_{n - 1:04d}"], dag_id
+        assert row["stale_parents"][0]["bound_hours"] == 2
+        assert row["stale_parents"][0]["last_completed"] is None
+
+
+def test_the_page_row_says_what_the_plan_the_status_and_the_triggers_say(fleet):
+    """One source of truth: each row of ``/page`` is the plan's next run, the status and the trigger, word for word.
+
+    At one frozen instant, so the three answers are about the same "now".
+    """
+    import time_machine
+
+    from tessera.plugin.api.overview import PageResponse
+
+    api, _ = fleet
+    with time_machine.travel(datetime.datetime.now(datetime.timezone.utc), tick=False):
+        page = count_queries(api, "/tessera/api/v1/page")[1]
+        plans = {row["dag_id"]: row for row in count_queries(api, "/tessera/api/v1/plan?count=1")[1]["dags"]}
+        statuses = {row["dag_id"]: row for row in count_queries(api, "/tessera/api/v1/status")[1]["dags"]}
+        triggers = {row["dag_id"]: row["text"] for row in count_queries(api, "/tessera/api/v1/triggers")[1]["dags"]}
+    PageResponse.model_validate(page)  # the documented shape
+    rows = [row for row in page["dags"] if row["dag_id"].startswith("scale_")]
+    assert len(rows) == ON_PAGE * SIZES[-1] // 10
+    for row in rows:
+        plan, status = plans[row["dag_id"]], statuses[row["dag_id"]]
+        for name in ("summary", "timezone", "cadence_kind", "phase", "is_paused", "error"):
+            assert row[name] == plan[name], (row["dag_id"], name)
+        assert row["next"] == (plan["occurrences"] or [None])[0], row["dag_id"]
+        for name in ("last_outcome", "skip_reason", "consecutive_failures", "conditions", "lateness", "stale_parents"):
+            assert row[name] == status[name], (row["dag_id"], name)
+        last = status["last_run"]
+        assert row["last_run"] == {"run_type": last["run_type"], "run_after": last["run_after"]}
+        assert row["trigger"] == triggers.get(row["dag_id"])
+        assert (row["lane"] is None) == (row["cadence_kind"] == "after"), row["dag_id"]

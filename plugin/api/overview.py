@@ -1,0 +1,217 @@
+"""What the Schedules page reads on each load, in one request: each DAG's next run, lane, status and trigger.
+
+One request instead of four (``plan?count=1``, ``status``, ``triggers`` and the lanes): the
+readable DAGs, their rows, stored versions and contradictions are read once, not once per
+call; each row holds only what the page shows of the DAG's plan and status (half the bytes of
+those answers); and a timeline is a lane per DAG (its runs as a few periodic segments, from the
+public plan's ``lane``), not every run of the range, so the answer does not grow with how often
+a DAG runs. The lanes run from the hour ``now`` is in (so a lane is computed once an hour, see
+:func:`~.plans.next_and_lane`) for :data:`LANE_AHEAD`: the widest range the page shows (35 days,
+from a little before now) and the next window after it.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from pydantic import BaseModel, Field
+from sqlalchemy.exc import SQLAlchemyError
+
+from .broken_rows import broken_page_rows, page_update
+from .contradictions import all_contradictions
+from .models import (
+    BrokenModel,
+    ConditionModel,
+    Contradiction,
+    DagPlan,
+    DagStatus,
+    Lane,
+    Lateness,
+    PlannedOccurrence,
+    StaleParentModel,
+)
+from .outcomes import RunOutcome
+from .plans import lane_start, next_and_lane, plain_instant
+from .row_errors import plan_row, status_row
+from .runs import RunHistory, run_histories
+from .schedules import ScheduledDag, duration_text, scheduled_dags
+from .status import StatusParts, parent_fires, status_parts
+from .triggers import describe
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+LANE_AHEAD = datetime.timedelta(days=71)
+
+
+class PageRun(BaseModel):
+    run_type: str
+    run_after: datetime.datetime | None
+
+
+class PageDag(BaseModel):
+    """One row of the page: what it shows of the DAG's plan (``GET /api/v1/plan``) and status (``status``)."""
+
+    dag_id: str
+    summary: str
+    timezone: str
+    cadence_kind: str
+    phase: str | None
+    is_paused: bool
+    trigger: str | None = Field(description='What an asset-driven DAG runs after: "after apc_daily and mpc_daily".')
+    next: PlannedOccurrence | None = Field(description="The next run that starts after `now`.")
+    lane: Lane | None = Field(description="Its runs from `lanes_after` to `lanes_until`; null without a tessera plan.")
+    last_outcome: RunOutcome
+    last_run: PageRun | None
+    skip_reason: str | None
+    consecutive_failures: int
+    conditions: list[ConditionModel]
+    lateness: Lateness
+    stale_parents: list[StaleParentModel]
+    error: str | None = Field(description="Why its plan or status could not be computed.")
+    broken: BrokenModel | None = Field(default=None, description="Set while the DAG's file does not parse or is gone.")
+
+
+class PageResponse(BaseModel):
+    now: datetime.datetime = Field(description="The instant each DAG's next run starts after.")
+    lanes_after: datetime.datetime = Field(description="Where every DAG's lane starts: the hour `now` is in.")
+    lanes_until: datetime.datetime = Field(description="Where every DAG's lane ends (71 days after `lanes_after`).")
+    dags: list[PageDag]
+    contradictions: list[Contradiction] = Field(description="Every contradiction visible to the caller.")
+    plan_check: str = Field(description="As in ``GET /api/v1/plan``.")
+
+
+def _plain(value: Any) -> Any:
+    """What msgspec cannot encode by itself: a model (its fields), pendulum's datetimes (as plain ones)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, datetime.datetime):  # pendulum's DateTime
+        return plain_instant(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_plain)
+
+
+def encode(page: dict[str, Any]) -> bytes:
+    """The page as JSON: the shape of :class:`PageResponse`, encoded without building its models.
+
+    The rows are plain dicts and the lanes the public plan's own values (a dataclass encodes as its
+    fields): building a model per run, segment and row cost more than everything else in the answer.
+    """
+    return _ENCODER.encode(page)
+
+
+def _run(last: Any) -> dict[str, Any] | None:
+    return None if last is None else {"run_type": str(last.run_type), "run_after": last.run_after}
+
+
+def _row(item: ScheduledDag, next_run: Any, lane: Any, parts: StatusParts, last: Any) -> dict[str, Any]:
+    trigger = describe(item.model.asset_expression)  # the asset condition is on the DAG row already read
+    timetable = item.timetable
+    return {
+        "dag_id": item.dag_id,
+        "summary": item.summary,
+        "timezone": item.timezone,
+        "cadence_kind": item.cadence_kind,
+        "phase": None if timetable is None else duration_text(timetable.phase),
+        "is_paused": bool(item.model.is_paused),
+        "trigger": None if trigger is None else trigger.text,
+        "next": next_run,
+        "lane": lane,
+        "last_outcome": parts.outcome.last_outcome,
+        "last_run": _run(last),
+        "skip_reason": parts.outcome.skip_reason,
+        "consecutive_failures": parts.outcome.consecutive_failures,
+        "conditions": parts.outcome.conditions,
+        "lateness": parts.lateness,
+        "stale_parents": parts.stale_parents,
+        "error": None,
+        "broken": None,
+    }
+
+
+def _broken_row(plan: DagPlan, status: DagStatus) -> dict[str, Any]:
+    """The row of a DAG whose plan or status could not be computed: what those answers say, with the error."""
+    return {
+        "dag_id": plan.dag_id,
+        "summary": plan.summary,
+        "timezone": plan.timezone,
+        "cadence_kind": plan.cadence_kind,
+        "phase": plan.phase,
+        "is_paused": plan.is_paused,
+        "trigger": None,
+        "next": plan.occurrences[0] if plan.occurrences else None,
+        "lane": plan.lane,
+        "last_outcome": status.last_outcome,
+        "last_run": _run(status.last_run),
+        "skip_reason": status.skip_reason,
+        "consecutive_failures": status.consecutive_failures,
+        "conditions": status.conditions,
+        "lateness": status.lateness,
+        "stale_parents": status.stale_parents,
+        "error": plan.error or status.error,
+        "broken": status.broken,
+    }
+
+
+def _computed_row(
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    completed: Mapping[str, datetime.datetime | None],
+    session: Session,
+    *,
+    now: datetime.datetime,
+) -> dict[str, Any] | None:
+    """The DAG's row, or None when its plan or status cannot be computed (a bug, a plan past year 9999)."""
+    if item.error is not None:
+        return None
+    try:
+        next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
+        parts = status_parts(item, contradictions, history, completed, session)
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        return None  # answered as the plan and the status answer it: with the error, which they log
+    return _row(item, next_run, lane, parts, history.last_run)
+
+
+def page_data(session: Session, user: Any, readable: Collection[str], *, now: datetime.datetime) -> dict[str, Any]:
+    """The page's rows for ``user``, who may read ``readable``, as of ``now`` (a :class:`PageResponse`).
+
+    A fixed number of queries. Each row is derived by the same functions as the plan and the
+    status (the next run and lane of :mod:`.plans`, the outcome, lateness and stale parents of
+    :func:`~.status.status_parts`), computing only what the page shows. A DAG whose row cannot
+    be computed is answered as the plan and status answer it: with its error (:mod:`.row_errors`).
+    """
+    contradictions, check = all_contradictions(session, user, readable)
+    items = scheduled_dags(session, readable=readable)
+    histories = run_histories(session, [item.dag_id for item in items])
+    completed = parent_fires(items, session)
+    until = lane_start(now) + LANE_AHEAD
+    rows = []
+    for item in items:
+        history = histories[item.dag_id]
+        row = _computed_row(item, contradictions, history, completed, session, now=now)
+        if row is None:
+            plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
+            row = _broken_row(plan, status_row(item, contradictions, history, completed, session))
+        rows.append(row)
+    # A DAG whose file broke keeps its row, with the reason and since when, as in the plan and status.
+    broken, added = broken_page_rows(session, readable, {row["dag_id"] for row in rows}, after=now)
+    for row in rows:
+        if row["dag_id"] in broken:
+            row.update(page_update(broken[row["dag_id"]]))
+    rows = sorted([*rows, *(_broken_row(plan, status) for plan, status in added)], key=lambda row: row["dag_id"])
+    return {
+        "now": now,
+        "lanes_after": lane_start(now),
+        "lanes_until": until,
+        "dags": rows,
+        "contradictions": contradictions,
+        "plan_check": check,
+    }
