@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.exclusion_plan import ExcludedOccurrence
 from tessera.timetables.public_plan import ClockChange
 from tessera.timetables.run_info import RunSchedule
 
@@ -58,6 +59,8 @@ class ScheduleView:
     clock_changes: list[ClockChange] = field(default_factory=list)
     steps_cut: bool = False
     """Airflow's relative timetables are stepped a bounded number of times; True when that bound was hit."""
+    excluded: list[ExcludedOccurrence] = field(default_factory=list)
+    """The newest occurrence after ``focus`` and at or before T that the schedule's exclusions skipped."""
 
     def policy_words(self) -> str:
         """The catch-up rule in force, in words."""
@@ -123,6 +126,8 @@ def tessera_view(
         phase=timetable.phase,
         dst_rule=timetable.dst_rule,
         clock_changes=timetable.clock_changes(low, max(high, at)),
+        # between the newest run due and T there are only skipped occurrences: the newest one says why
+        excluded=timetable.excluded(after=due.occurrence, until=at, count=1) if due is not None else [],
     )
 
 

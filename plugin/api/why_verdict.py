@@ -109,6 +109,14 @@ def _schedule_decision(facts: Facts) -> Decision:
                 f"No second run at T: {finding.text}. It fired once, at {when(focus.nominal, view.timezone)}, and "
                 f"{_ran_words(facts)}.",
             )
+    if view.excluded:
+        skipped = view.excluded[0]
+        return Decision(
+            "excluded",
+            f"No run at T: the {when(skipped.occurrence, view.timezone)} occurrence was skipped by the schedule's "
+            f"exclusions ({', '.join(skipped.reasons)}). The occurrence before it was "
+            f"{when(focus.nominal, view.timezone)} and {_ran_words(facts)}.",
+        )
     if facts.occurrence_run is not None:
         return run_decision(facts, facts.occurrence_run)
     return no_run_decision(facts)

@@ -133,3 +133,17 @@ def test_the_preview_from_the_file_prints_each_skipped_occurrence(tmp_path, caps
     assert "creates 3 runs" in out
     assert "  skipped 2026-07-03 23:00: excluded 2026-07-03 to 2026-07-04\n" in out
     assert "  skipped 2026-07-04 23:00: excluded 2026-07-03 to 2026-07-04\n" in out
+
+
+def test_why_says_the_occurrence_at_t_was_excluded_and_by_what(api):
+    # Friday 3 July 2026, 09:00 New York: the observed Independence Day, skipped by the business-day calendar.
+    at = {"at": "2026-07-03T14:00:00Z"}
+    answer = api.call("GET", f"/tessera/api/v1/dags/{BUSINESS}/why", user="viewer", params=at)
+    assert answer.status_code == 200, answer.text
+    why = answer.json()
+    assert why["cause"] == "excluded", why
+    assert why["verdict"].startswith(
+        "No run at T: the 2026-07-03 13:00:00 UTC (09:00:00 EDT America/New_York) occurrence was skipped"
+    ), why["verdict"]
+    assert f"skipped by the schedule's exclusions ({OBSERVED})" in why["verdict"]
+    assert "The occurrence before it was 2026-07-02 13:00:00 UTC (09:00:00 EDT America/New_York)" in why["verdict"]
