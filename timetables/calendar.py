@@ -53,6 +53,10 @@ class Calendar(TesseraTimetable):
         calendar's wall clock) and ``partition_date``; see :mod:`tessera.timetables.partitions`.
     :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``, plus ``%z``
         for a sub-daily cadence in a zone with daylight saving).
+    :param overlap: what a run that comes due while ``max_active_runs`` runs are in flight does:
+        ``"allow_all"`` (default: it waits and runs, none dropped), ``"buffer_one"``, ``"buffer_all"``,
+        ``"skip"`` or ``"cancel_other"`` (see :mod:`tessera.timetables.run_policy`).
+    :param pause_after_failures: pause the DAG after this many failed runs in a row (1 to 1000).
     """
 
     def __init__(
@@ -70,6 +74,8 @@ class Calendar(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> None:
         self._calendar = CalendarSpec.parse(unit, every=every, on=on, at=at, timezone=timezone)
         self._configure(
@@ -81,6 +87,8 @@ class Calendar(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     @classmethod
@@ -97,6 +105,8 @@ class Calendar(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> Calendar:
         """Every ``every`` hours (1, 2, 3, 4, 6, 8 or 12).
 
@@ -116,6 +126,8 @@ class Calendar(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     @classmethod
@@ -132,6 +144,8 @@ class Calendar(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> Calendar:
         """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (both or neither; ``timezone="UTC"`` for UTC).
 
@@ -149,6 +163,8 @@ class Calendar(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     @classmethod
@@ -166,6 +182,8 @@ class Calendar(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> Calendar:
         """Every ``every`` weeks (1 to 4) on weekday ``on`` (``"monday"`` or 0-6, 0 = Sunday) at ``at``.
 
@@ -185,6 +203,8 @@ class Calendar(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     @classmethod
@@ -202,6 +222,8 @@ class Calendar(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> Calendar:
         """Every ``every`` months (1 to 12) on day ``on`` (1 to 31) at ``at``.
 
@@ -223,6 +245,8 @@ class Calendar(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     @property

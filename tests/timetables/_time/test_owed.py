@@ -21,8 +21,8 @@ from tessera.timetables._time.owed import (
     DUE,
     FORBIDDEN,
     MISSED,
-    QUEUED,
     QUEUE_LIMIT,
+    QUEUED,
     REPLAYED,
     SUPERSEDED,
     SUSPENDED,
@@ -254,7 +254,7 @@ def test_cancel_other_runs_every_trigger_and_never_two_at_once_for_long(interval
     horizon = 40 * interval
     ran, ends = replaced(interval, durations, horizon)
     assert ran == list(range(ran[0], ran[-1] + 1, interval)), "every trigger starts, none is queued or dropped"
-    for occurrence, end, following in zip(ran, ends, ran[1:], strict=False):
+    for end, following in zip(ends, ran[1:], strict=False):
         assert end <= following + S, "each run is over once the one after it starts (a loop later at most)"
 
 
