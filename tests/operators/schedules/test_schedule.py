@@ -344,7 +344,7 @@ def test_overlap_is_the_timetables_run_policy(overlap) -> None:
     [
         pytest.param(
             {"interval_seconds": 60, "overlap": "Forbid"},
-            "overlap: 'Forbid' is not a policy; use one of skip, buffer_one, buffer_all, allow_all",
+            "overlap: 'Forbid' is not a policy; use one of skip, buffer_one, buffer_all, cancel_other, allow_all",
             id="unknown",
         ),
         pytest.param(
