@@ -8,6 +8,7 @@
     $ tessera plan dags/ --load               # run starts per minute over the next 24 h, spikes
     $ tessera plan dags/etl.py --from 2026-01-01T00:00Z --to 2026-01-01T23:59:59Z   # backfill preview
     $ tessera plan etl --from 2026-01-01T00:00Z --to 2026-01-02T00:00Z  # a DAG id in the metadata DB
+    $ tessera pause etl --note "source down, see INC-12"   # see tessera.plugin.cli_pause
 
 The local form needs no running Airflow and no metadata database, so a schedule can
 be checked before it is deployed. Both forms list the runs the scheduler creates: each
@@ -31,6 +32,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from . import cli_pause
 from .api.errors import ApiError
 from .cli_inputs import Refused, api_url, count, get_json, instant, load_dags
 
@@ -51,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--load", action="store_true", help="run starts per minute over the next 24 h, every DAG")
     plan.add_argument("--from", dest="from_date", help="backfill preview: as --from-date, with a zone")
     plan.add_argument("--to", dest="to_date", help="backfill preview: as --to-date, with a zone")
+    cli_pause.add_parsers(commands)
     return parser
 
 
@@ -193,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
     args = _parser().parse_args(argv)
+    if args.command != "plan":
+        return cli_pause.run(args)
     try:
         if args.api is not None:
             api_url(args.api)

@@ -231,3 +231,25 @@ class RefreshStatus(_Model):
     live_run: RefreshRun | None = Field(description="The newest queued or running run, whatever started it.")
     latest_finished_run: RefreshRun | None
     coalescing_window_seconds: int
+
+
+# -- pause with a note ---------------------------------------------------------------------------
+
+
+class PauseRequest(BaseModel):
+    """The body of a pause or unpause: ``{}`` or ``{"note": "<why>"}`` (at most 1024 bytes of UTF-8)."""
+
+    model_config = ConfigDict(extra="forbid")
+    note: str | None = Field(default=None, description="Why (plain text, newlines and tabs kept, at most 1024 bytes).")
+
+
+class PauseState(_Model):
+    """The DAG's pause as tessera recorded it (Airflow's audit log, event tessera.dag.pause / unpause)."""
+
+    dag_id: str
+    is_paused: bool
+    note: str | None
+    by: str | None = Field(description="Who: the signed-in user, the CLI's OS user, or 'tessera' after failures.")
+    at: Instant
+    reason: str = Field(description="by_hand, or pause_after_failures (then failed_runs names them).")
+    failed_runs: list[str] = Field(default_factory=list)
