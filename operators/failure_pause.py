@@ -68,7 +68,8 @@ def failed_in_a_row(session: Session, dag_id: str, *, enough: int) -> tuple[int,
         .where(
             DagRun.dag_id == dag_id,
             DagRun.run_type != DagRunType.BACKFILL_JOB,
-            DagRun.triggered_by != DagRunTriggeredByType.TEST,
+            # triggered_by is NULL on runs older than the column: SQL's != would drop them too.
+            or_(DagRun.triggered_by.is_(None), DagRun.triggered_by != DagRunTriggeredByType.TEST),
             DagRun.state.in_([DagRunState.SUCCESS, DagRunState.FAILED]),
             DagRun.end_date.is_not(None),
             or_(last_pause.is_(None), DagRun.end_date > last_pause),
