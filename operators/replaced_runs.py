@@ -6,7 +6,8 @@ Airflow has no hook when a tick comes due, but it tells its listeners when a run
 so the tick's run is created and started while the older one still runs; this step then fails
 the older one exactly as a person's "mark failed" does (Airflow's
 ``set_dag_run_state_to_failed``: its running tasks are failed, and their workers stop them at
-their next heartbeat; its unstarted tasks are skipped) and tells the other listeners it failed.
+their next heartbeat; its unstarted tasks are skipped), tells the other listeners it failed, and
+recounts the DAG's runs in flight so the scheduler goes on creating its runs.
 Airflow has no cancelled state, so the replaced run shows failed, with a note naming the run
 that replaced it; the new run's note names the run it replaced; each replacement is an audit-log
 entry (:data:`REPLACED_EVENT` on the replaced run, ``extra`` naming the new one) and a count of
@@ -27,12 +28,13 @@ from typing import TYPE_CHECKING
 
 from airflow.api.common.mark_tasks import set_dag_run_state_to_failed
 from airflow.listeners.listener import get_listener_manager
+from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
 from airflow.models.log import Log
 from airflow.utils.sqlalchemy import with_row_locks
 from airflow.utils.state import DagRunState
 from airflow.utils.types import DagRunType
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from .schedules.runs import dag_of
 from .stats import Metric, emit
@@ -103,6 +105,7 @@ def replace_older_runs(dag_run: DagRun, session: Session) -> list[str]:
         names = ", ".join(replaced)
         _add_note(dag_run, f"Replaced run(s) {names} still in flight when this fire came due (overlap cancel_other).")
         session.flush()
+        _slots_freed(dag_run.dag_id, session)
         for run in older:  # as Airflow's own "mark failed" does, after the state is written
             run.dag = dag
             try:
@@ -110,3 +113,21 @@ def replace_older_runs(dag_run: DagRun, session: Session) -> list[str]:
             except Exception:
                 log.exception("tessera: a listener failed for the replaced run %s", run.run_id)
     return replaced
+
+
+def _slots_freed(dag_id: str, session: Session) -> None:
+    """Recount the DAG's runs in flight, as the scheduler does when a run it schedules finishes.
+
+    The scheduler marks a DAG whose runs fill ``max_active_runs`` and creates none of its runs
+    until it recounts, which it does only for runs it finishes itself; a run failed here would
+    leave the DAG marked full, and the next ticks would wait for the new run to end.
+    """
+    model = session.get(DagModel, dag_id)
+    if model is None:
+        return
+    active = session.scalar(
+        select(func.count())
+        .select_from(DagRun)
+        .where(DagRun.dag_id == dag_id, DagRun.state.in_(IN_FLIGHT), DagRun.run_type != DagRunType.BACKFILL_JOB)
+    )
+    model.exceeds_max_non_backfill = (active or 0) >= (model.max_active_runs or 0)
