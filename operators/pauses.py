@@ -7,7 +7,7 @@ after failed runs) sets ``is_paused`` and writes one audit-log entry (Browse > A
 ``reason`` (:data:`BY_HAND` or :data:`AFTER_FAILURES`) and, after failures, the failed runs. The
 same reader that reads Airflow's own pause entries (:mod:`~tessera.operators.functions.pause_history`)
 reads these, so a declared schedule's CATCHUP and a cursor function's ``Suspended`` see them too;
-the status and the "why" answer show the newest one with its note.
+:func:`latest_pauses` reads the newest one per DAG, with its note.
 
 A note is text of at most :data:`MAX_NOTE_BYTES` bytes of UTF-8 (valid Unicode, no control
 characters but newline and tab); anything else is refused naming ``note``. The pause reader

@@ -7,8 +7,8 @@
 
 Like ``airflow dags pause``, it writes to the metadata database this Airflow is configured
 for (run it where ``airflow db check`` works), as the OS user. The note (at most 1024 bytes of
-plain text) is kept with the pause in Airflow's audit log (:mod:`tessera.operators.pauses`),
-where the DAG's status shows it. It exits 2, with a message and no traceback, for a note out
+plain text) is kept with the pause in Airflow's audit log (:mod:`tessera.operators.pauses`;
+Browse > Audit Log). It exits 2, with a message and no traceback, for a note out
 of bounds, an unknown DAG or a database it cannot reach.
 """
 

@@ -20,7 +20,6 @@ UTC = datetime.timezone.utc
 INF, NAN = float("inf"), float("nan")
 
 
-
 def mostly(plausible: st.SearchStrategy, adversarial: st.SearchStrategy, tenths: int = 8) -> st.SearchStrategy:
     """``plausible`` in ``tenths`` of the cases, ``adversarial`` in the rest.
 
@@ -50,6 +49,7 @@ WEIRD_TEXT = st.one_of(
     st.just("9" * 5000 + "d"),
 )
 ADVERSARIAL = st.one_of(HUGE_INTS, st.integers(), FLOATS, UNICODE_DIGITS, JUNK_OBJECTS, WEIRD_TEXT)
+
 
 # -- durations ----------------------------------------------------------------------------------------
 def _seconds(text: str) -> int:
@@ -182,11 +182,24 @@ KEYS = mostly(
 )
 
 
+OVERLAP_VALUES = mostly(
+    st.sampled_from([None, "skip", "buffer_one", "buffer_all", "cancel_other", "allow_all"]), ADVERSARIAL
+)
+PAUSE_COUNTS = mostly(st.one_of(st.none(), st.integers(1, 1000)), st.one_of(HUGE_INTS, ADVERSARIAL))
+
+
 def common_kwargs() -> st.SearchStrategy[dict[str, Any]]:
     """The keywords every timetable takes; policy recipes are built by :func:`built`."""
     return st.fixed_dictionaries(
         {},
-        optional={"delay": OPTIONAL_DURATION, "window": OPTIONAL_DURATION, "phase": PHASES, "catch_up": CATCH_UPS},
+        optional={
+            "delay": OPTIONAL_DURATION,
+            "window": OPTIONAL_DURATION,
+            "phase": PHASES,
+            "catch_up": CATCH_UPS,
+            "overlap": OVERLAP_VALUES,
+            "pause_after_failures": PAUSE_COUNTS,
+        },
     ).flatmap(lambda kw: st.one_of(st.just(kw), KEYS.map(lambda key: {**kw, "key": key})))
 
 

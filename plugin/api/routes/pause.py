@@ -33,7 +33,7 @@ def _dependencies(event: str) -> list:
     openapi_extra=body_openapi(PauseRequest),
 )
 def post_pause(dag_id: str, user: GetUserDep, session: SessionDep, body: PauseBody) -> PauseState:
-    """Pause the DAG and record ``note`` (shown in its status and in Browse > Audit Log)."""
+    """Pause the DAG and record ``note`` (kept in Airflow's audit log: Browse > Audit Log)."""
     return pause(session, dag_id, paused=True, note=body.note, by=user.get_name())
 
 
