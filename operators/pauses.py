@@ -116,9 +116,10 @@ def set_paused(
     if known is None:
         raise UnknownDag(dag_id)
     session.execute(
-        update(DagModel).where(DagModel.dag_id == dag_id).values(is_paused=paused).execution_options(
-            synchronize_session="fetch"
-        )
+        update(DagModel)
+        .where(DagModel.dag_id == dag_id)
+        .values(is_paused=paused)
+        .execution_options(synchronize_session="fetch")
     )
     extra: dict[str, Any] = {"is_paused": paused, "note": note, "reason": reason}
     if failed_runs:

@@ -66,9 +66,7 @@ def owed_run(timetable: TesseraTimetable, dag_model: DagModel, stored: DagRunInf
     return timetable._info(plan.run(owed))
 
 
-def _owed(
-    timetable: TesseraTimetable, policy: RunPolicy, activity: RunActivity, now: int, *, cadence: Cadence
-) -> Owed:
+def _owed(timetable: TesseraTimetable, policy: RunPolicy, activity: RunActivity, now: int, *, cadence: Cadence) -> Owed:
     """The run policy's rules over the DAG's history (``cadence``: the plan's, anchored at the stored run)."""
     plan = timetable._plan
     # A plain timetable's paused periods are caught up as after downtime: its catch-up decides them.

@@ -40,9 +40,7 @@ def activity_of(dag_model: DagModel) -> RunActivity | None:
     return read_activity(session, dag_model.dag_id, slots=dag_model.max_active_runs or 1)
 
 
-def read_activity(
-    session: Session, dag_id: str, *, slots: int, before: datetime.datetime | None = None
-) -> RunActivity:
+def read_activity(session: Session, dag_id: str, *, slots: int, before: datetime.datetime | None = None) -> RunActivity:
     """The newest scheduled run of ``dag_id`` (created before ``before``, if given) and what followed it.
 
     ``slots`` is the DAG's ``max_active_runs``. ``before`` reads the activity as it stood when a
