@@ -22,6 +22,7 @@ succeeds, from the newest due occurrence)::
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -40,6 +41,25 @@ RETRIES_FOREVER = 1_000_000_000
 Below 2**31 with room to spare: Airflow adds the retries to the try number on a clear."""
 MAX_RUNS_READ = 64
 """Earlier runs read back at most, per failure, to continue their count (the wait reaches its cap sooner)."""
+
+
+def consecutive_failures(outcomes: Iterable[tuple[str | None, int]], *, enough: int) -> int:
+    """The failures in a row, newest first, back to the last success; the one reading of "consecutive failures".
+
+    Each outcome is ``(state, failures)``: a ``"failed"`` one adds its failures (a task's tries, or
+    1 for a run), a ``"success"`` ends the count, any other (not finished, skipped) is passed
+    over. Reading stops once ``enough`` are found, so a caller reads no further than it needs.
+    The backoff counts a task's failed tries with it; pausing after failed runs counts runs.
+    """
+    found = 0
+    for state, failures in outcomes:
+        if state == "success":
+            break
+        if state == "failed":
+            found += failures
+        if found >= enough:
+            break
+    return found
 
 
 class CadenceBackoff(RetryPolicy):
@@ -94,17 +114,19 @@ class CadenceBackoff(RetryPolicy):
         ti = None if context is None else context.get("ti")
         if ti is None or not callable(getattr(ti, "get_previous_ti", None)) or enough <= 0:
             return 0
-        found, logical_date = 0, None
-        for _ in range(MAX_RUNS_READ):
-            previous = ti.get_previous_ti(logical_date=logical_date) if logical_date else ti.get_previous_ti()
-            if previous is None or previous.state == "success":
-                break
-            if previous.state == "failed":
-                found += previous.try_number
-            if found >= enough or previous.logical_date is None:
-                break
-            logical_date = previous.logical_date
-        return found
+
+        def earlier() -> Iterator[tuple[str | None, int]]:
+            logical_date = None
+            for _ in range(MAX_RUNS_READ):
+                previous = ti.get_previous_ti(logical_date=logical_date) if logical_date else ti.get_previous_ti()
+                if previous is None:
+                    return
+                yield previous.state, previous.try_number
+                if previous.logical_date is None:
+                    return
+                logical_date = previous.logical_date
+
+        return consecutive_failures(earlier(), enough=enough)
 
     def serialize(self) -> dict[str, Any]:
         return {
@@ -186,4 +208,4 @@ def backoff(schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: 
     }
 
 
-__all__ = ["FIRST_DELAY", "RETRIES_FOREVER", "CadenceBackoff", "backoff"]
+__all__ = ["FIRST_DELAY", "RETRIES_FOREVER", "CadenceBackoff", "backoff", "consecutive_failures"]

@@ -8,6 +8,7 @@
     $ tessera plan dags/ --load               # run starts per minute over the next 24 h, spikes
     $ tessera plan dags/etl.py --from 2026-01-01T00:00Z --to 2026-01-01T23:59:59Z   # backfill preview
     $ tessera plan etl --from 2026-01-01T00:00Z --to 2026-01-02T00:00Z  # a DAG id in the metadata DB
+    $ tessera pause etl --note "source down, see INC-12"   # see tessera.plugin.cli_pause
 
 The local form needs no running Airflow and no metadata database, so a schedule can
 be checked before it is deployed. Both forms list the runs the scheduler creates: each
@@ -31,6 +32,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from . import cli_pause
 from .api.errors import ApiError
 from .cli_inputs import Refused, api_url, count, get_json, instant, load_dags
 
@@ -54,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     from . import cli_why  # `tessera why DAG_ID [--at T]`
 
     cli_why.add_parser(commands)
+    cli_pause.add_parsers(commands)
     return parser
 
 
@@ -208,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import cli_why
 
         return cli_why.run(args)
+    if args.command != "plan":
+        return cli_pause.run(args)
     try:
         if args.api is not None:
             api_url(args.api)

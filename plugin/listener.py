@@ -3,14 +3,18 @@
 Each hook runs the feature steps that react to a dag run's state, in this order:
 
 * ``on_dag_run_running``: a retried attempt's ``run_after`` put back
-  (:mod:`tessera.operators.schedules.run_retries`), then cursor-function admission (may skip this tick's cursor tasks,
+  (:mod:`tessera.operators.schedules.run_retries`), then the older runs a ``cancel_other`` DAG's
+  new run replaces failed (:mod:`tessera.operators.replaced_runs`; before admission, so a cursor
+  function's Forbid no longer sees them in flight), then cursor-function admission (may skip this tick's cursor tasks,
   :mod:`tessera.operators.functions.admission`), then AFTER fan-in's release note
   (:mod:`tessera.operators.fan_in.release`), then the wave gate
   (:mod:`tessera.operators.schedules.waves`), then the note on the fires a declared schedule
   queued, replayed or dropped before this run (:mod:`tessera.operators.schedules.held_fires`);
 * ``on_dag_run_failed``: first a declared schedule's run retry
   (:mod:`tessera.operators.schedules.run_retries`): a run queued for its next attempt is not
-  finished, so nothing else reacts to it; otherwise, as ``on_dag_run_success``:
+  finished, so nothing else reacts to it; otherwise the pause after failed runs in a row
+  (:mod:`tessera.operators.failure_pause`; not for a run ``cancel_other`` replaced), then as
+  ``on_dag_run_success``:
 * ``on_dag_run_success``: the fan-in fire record, then the wave gate;
 * ``on_starting`` / ``before_stopping`` (an Airflow job, e.g. the scheduler, starts or stops):
   the cursor functions' health gauges (:mod:`tessera.operators.functions.health`), which
@@ -97,11 +101,13 @@ def _run(step: Step, dag_run: DagRun, *, own_session: bool = True) -> None:
 def on_dag_run_running(dag_run: DagRun, msg: str) -> None:
     from tessera.operators.fan_in.release import run_started
     from tessera.operators.functions.admission import admit
+    from tessera.operators.replaced_runs import replace_older_runs
     from tessera.operators.schedules.held_fires import fires_before
     from tessera.operators.schedules.run_retries import attempt_started
     from tessera.operators.schedules.waves import wave_started
 
     _run(attempt_started, dag_run)
+    _run(replace_older_runs, dag_run, own_session=False)
     _run(admit, dag_run, own_session=False)
     _run(run_started, dag_run)
     _run(wave_started, dag_run)
@@ -123,6 +129,8 @@ def on_dag_run_success(dag_run: DagRun, msg: str) -> None:
 
 @hookimpl
 def on_dag_run_failed(dag_run: DagRun, msg: str) -> None:
+    from tessera.operators.failure_pause import pause_if_failing
+    from tessera.operators.replaced_runs import REPLACED_MESSAGE
     from tessera.operators.schedules.run_retries import retry_failed_run
 
     retried: list[bool] = []
@@ -132,6 +140,8 @@ def on_dag_run_failed(dag_run: DagRun, msg: str) -> None:
 
     _run(run_retry, dag_run)
     if not any(retried):
+        if msg != REPLACED_MESSAGE:
+            _run(pause_if_failing, dag_run)
         _finished(dag_run)
 
 

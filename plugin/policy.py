@@ -9,8 +9,10 @@ tasks', which Airflow folds into the same restriction) lie outside the supported
 range of instants: an import error naming the date is better than a scheduler
 that later stops scheduling the DAG without a word.
 
-And it holds every DAG with a ``RefreshSQLOperator`` task, whatever its schedule, to one
-active run (:mod:`tessera.operators.refresh_single_flight`).
+It gives a tessera DAG the ``max_active_runs`` its ``overlap=`` policy needs, refusing a value
+or ``catchup`` the policy contradicts (:mod:`tessera.operators.overlap_slots`), and holds every
+DAG with a ``RefreshSQLOperator`` task, whatever its schedule, to one active run
+(:mod:`tessera.operators.refresh_single_flight`).
 """
 
 from __future__ import annotations
@@ -25,15 +27,19 @@ def dag_policy(dag) -> None:
     from airflow.configuration import conf
     from airflow.exceptions import AirflowClusterPolicyViolation
 
+    from tessera.operators.overlap_slots import hold_overlap
     from tessera.operators.refresh_single_flight import hold_single_flight
     from tessera.timetables.base import TesseraTimetable
     from tessera.timetables.limits import check_supported_instant
 
+    default = conf.getint("core", "max_active_runs_per_dag")
+    timetable = dag.timetable
     try:
-        hold_single_flight(dag, default_max_active_runs=conf.getint("core", "max_active_runs_per_dag"))
+        if isinstance(timetable, TesseraTimetable):
+            hold_overlap(dag, timetable.run_policy, default_max_active_runs=default)
+        hold_single_flight(dag, default_max_active_runs=default)
     except ValueError as refused:
         raise AirflowClusterPolicyViolation(str(refused)) from None
-    timetable = dag.timetable
     if isinstance(timetable, TesseraTimetable):
         dates = [("start_date", dag.start_date), ("end_date", dag.end_date)]
         for task in dag.tasks:

@@ -37,7 +37,7 @@ from .policies import (
     phase_from_dict,
 )
 from .public_plan import PublicPlan
-from .run_policy import RunPolicy
+from .run_policy import PLAIN_OVERLAP, RunPolicy, plain_policy
 from .run_record import RecordsRuns
 from .union_operator import Unites
 
@@ -106,6 +106,11 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
         return None if deadline is None else datetime.timedelta(microseconds=deadline)
 
     @property
+    def run_policy(self) -> RunPolicy:
+        """Its overlap policy and ``pause_after_failures`` (:mod:`.run_policy`); a plain default if none given."""
+        return RunPolicy(PLAIN_OVERLAP, None) if self._run_policy is None else self._run_policy
+
+    @property
     def phase_ms(self) -> int:
         return self._plan.phase // 1000
 
@@ -143,6 +148,8 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
         key: str | None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> None:
         """Validate and store the keywords every tessera timetable takes, and build its plan."""
         delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
@@ -152,6 +159,7 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
         self._key = check_key(key)
         self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(cadence, key))
         self._configure_partitions(cadence, partitioned, key_format)
+        self._run_policy = plain_policy(overlap, pause_after_failures)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -179,6 +187,7 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
             parts.append(f"catch-up {self._catch_up.describe()}")
         if self._partition_keys is not None:
             parts.append(f"partitioned {self._partition_keys.key_format}")
+        parts += [] if self._run_policy is None else self._run_policy.summary_parts()
         return " · ".join(parts)
 
     @property

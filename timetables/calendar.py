@@ -31,6 +31,8 @@ class Options(TypedDict, total=False):
     key: str | None
     partitioned: bool
     key_format: str | None
+    overlap: str | None
+    pause_after_failures: int | None
 
 
 class Calendar(TesseraTimetable):
@@ -75,6 +77,10 @@ class Calendar(TesseraTimetable):
         calendar's wall clock) and ``partition_date``; see :mod:`tessera.timetables.partitions`.
     :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``, plus ``%z``
         for a sub-daily cadence in a zone with daylight saving).
+    :param overlap: what a run that comes due while ``max_active_runs`` runs are in flight does:
+        ``"allow_all"`` (default: it waits and runs, none dropped), ``"buffer_one"``, ``"buffer_all"``,
+        ``"skip"`` or ``"cancel_other"`` (see :mod:`tessera.timetables.run_policy`).
+    :param pause_after_failures: pause the DAG after this many failed runs in a row (1 to 1000).
     """
 
     def __init__(
@@ -95,6 +101,8 @@ class Calendar(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> None:
         self._calendar, self._holidays, self._exclude, cadence = calendar_cadence(
             unit,
@@ -115,6 +123,8 @@ class Calendar(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     @classmethod

@@ -57,6 +57,10 @@ class Cron(TesseraTimetable):
     :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``, plus ``%z``
         when two periods can start at one wall-clock reading: a sub-daily schedule in a zone whose
         offset changes, or a time a fall-back repeats).
+    :param overlap: what a run that comes due while ``max_active_runs`` runs are in flight does:
+        ``"allow_all"`` (default: it waits and runs, none dropped), ``"buffer_one"``, ``"buffer_all"``,
+        ``"skip"`` or ``"cancel_other"`` (see :mod:`tessera.timetables.run_policy`).
+    :param pause_after_failures: pause the DAG after this many failed runs in a row (1 to 1000).
 
     **Daylight saving time.** An occurrence is every instant at which the local wall clock
     reads a matching time, exactly as for a Kubernetes CronJob. On a fall-back day a time in
@@ -92,6 +96,8 @@ class Cron(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> None:
         zone = load_zone("timezone", timezone)
         self._dst = check_dst_policy(dst)
@@ -114,6 +120,8 @@ class Cron(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     @property

@@ -32,6 +32,10 @@ class Every(TesseraTimetable):
         period (see :mod:`tessera.timetables.partitions`): backfill and clear by key, align asset
         consumers on ``PartitionedAssetTimetable``.
     :param key_format: the keys' ``strftime`` pattern (default ``"%Y-%m-%dT%H:%M:%S"``).
+    :param overlap: what a run that comes due while ``max_active_runs`` runs are in flight does:
+        ``"allow_all"`` (default: it waits and runs, none dropped), ``"buffer_one"``, ``"buffer_all"``,
+        ``"skip"`` or ``"cancel_other"`` (see :mod:`tessera.timetables.run_policy`).
+    :param pause_after_failures: pause the DAG after this many failed runs in a row (1 to 1000).
 
     The 12:05 occurrence of ``Every("5m", delay="30s", phase=Fixed("2m10s"))`` runs at
     12:07:10 and evaluates 11:59:30 -> 12:04:30; the 12:10 one evaluates 12:04:30 -> 12:09:30.
@@ -51,6 +55,8 @@ class Every(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> None:
         interval_us = parse_duration("every", interval)
         check_interval("every", interval, interval_us)
@@ -64,6 +70,8 @@ class Every(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     # Calendar cadences read as sentences: Every.day(at="07:00", timezone="Europe/Amsterdam").

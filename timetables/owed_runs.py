@@ -9,10 +9,14 @@ it (``next_run_info_from_dag_model``), and this module answers:
 * a DAG with a declared schedule's run policy (:mod:`~tessera.timetables.run_policy`) gets
   the oldest occurrence that policy owes, decided from the DAG's run history
   (:mod:`~tessera.timetables._time.owed`): a queued trigger, a replayed inactive period;
-* any other DAG (or without the history) gets the plain catch-up: the stored occurrence
-  moved forward to the oldest one ``Latest`` / ``Backfill`` still owes, and past any whose
-  run has been due longer than the starting deadline (possibly to the next, not yet due,
-  occurrence: Airflow queues that run and starts it at its ``run_after``).
+* any other tessera DAG gets the oldest occurrence its overlap policy owes (a tick that came
+  while every ``max_active_runs`` slot was taken: queued, or dropped under ``skip``), and
+  otherwise the plain catch-up: the stored occurrence moved forward to the oldest one
+  ``Latest`` / ``Backfill`` still owes, and past any whose run has been due longer than the
+  starting deadline (possibly to the next, not yet due, occurrence: Airflow queues that run
+  and starts it at its ``run_after``). Its history is read only when a tick may have been
+  held (the stored run is older than the newest due one) or the policy is ``skip``; without
+  a reader, the plain catch-up decides.
 
 The stored run only has to wake the scheduler early enough: it is due whenever anything is
 owed, since the plain stepping stores the newest due occurrence.
@@ -20,6 +24,7 @@ owed, since the plain stepping stores the newest due occurrence.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 from typing import TYPE_CHECKING
@@ -34,6 +39,7 @@ if TYPE_CHECKING:
     from airflow.models.dag import DagModel
     from airflow.timetables.base import DagRunInfo
 
+    from ._time.cadence import Cadence
     from ._time.plan import Plan
     from .base import TesseraTimetable
 
@@ -45,25 +51,36 @@ def owed_run(timetable: TesseraTimetable, dag_model: DagModel, stored: DagRunInf
     assert stored.data_interval is not None
     occurrence = timetable._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
     plan = timetable._plan.anchored_at(occurrence)  # a plan from the last run steps from the stored one
-    policy = timetable._run_policy
-    activity = None if policy is None else read_activity(dag_model)
-    if policy is not None and activity is not None:
-        owed = Owed(
-            plan.cadence,
-            phase=plan.phase,
-            activity=_in_us(timetable._plan, activity),
-            now=now,
-            overlap=policy.overlap,
-            replay_paused=policy.replay_inactive,
-        ).next()
-    else:
+    policy = timetable.run_policy
+    held = policy.overlap == "skip" or occurrence < plan.cadence.at_or_before(now - plan.phase)
+    activity = read_activity(dag_model) if policy.declared or held else None
+    if activity is None:
         owed = _caught_up(timetable, plan, occurrence, now)
+    else:
+        owed = _owed(timetable, policy, activity, now, cadence=plan.cadence).next()
     first_allowed, last_allowed = plan.period_bounds(None, timetable._dag_end_us)
     if owed == occurrence or (last_allowed is not None and owed > last_allowed):
         return stored
     if first_allowed is not None and owed < first_allowed:
         owed = first_allowed
     return timetable._info(plan.run(owed))
+
+
+def _owed(timetable: TesseraTimetable, policy: RunPolicy, activity: RunActivity, now: int, *, cadence: Cadence) -> Owed:
+    """The run policy's rules over the DAG's history (``cadence``: the plan's, anchored at the stored run)."""
+    plan = timetable._plan
+    # A plain timetable's paused periods are caught up as after downtime: its catch-up decides them.
+    state = _in_us(plan, activity if policy.declared else dataclasses.replace(activity, paused=()))
+    return Owed(
+        cadence,
+        phase=plan.phase,
+        activity=state,
+        now=now,
+        overlap=policy.overlap,
+        replay_paused=bool(policy.replay_inactive),
+        backlog=1 if policy.declared else timetable._catch_up.backlog,
+        deadline=None if policy.declared else timetable._starting_deadline_us,
+    )
 
 
 def _caught_up(timetable: TesseraTimetable, plan: Plan, occurrence: int, now: int) -> int:
@@ -99,8 +116,9 @@ def _in_us(plan: Plan, activity: RunActivity) -> Activity:
 
 
 def policy_of(timetable: object) -> RunPolicy | None:
-    """The declared schedule's run policy a timetable applies, or ``None`` (a plain tessera or Airflow timetable)."""
-    return getattr(timetable, "_run_policy", None)
+    """The run policy a tessera timetable applies (a plain default if none was given); ``None`` for Airflow's."""
+    policy = getattr(timetable, "run_policy", None)
+    return policy if isinstance(policy, RunPolicy) else None
 
 
 def treatments(
@@ -116,21 +134,14 @@ def treatments(
     ``activity`` and ``now`` are what the scheduler knew when it created that run. Each
     occurrence (its due instant, ``run_after``) comes with how it was run (``replayed``,
     ``queued``, ``due``) or why it was dropped (``BufferFull``, ``ConcurrencyForbidden``,
-    ``Suspended``, ``MissedDeadline``); at most ``limit`` are listed, and whether more were left out.
+    ``Superseded``, ``Suspended``, ``MissedDeadline``); at most ``limit`` are listed, and whether more were left out.
     """
     policy = policy_of(timetable)
     plan = timetable._plan
     if policy is None:
         return [], False
-    state = _in_us(plan, activity)
-    owed = Owed(
-        plan.cadence,
-        phase=plan.phase,
-        activity=state,
-        now=to_us(now),
-        overlap=policy.overlap,
-        replay_paused=policy.replay_inactive,
-    )
+    owed = _owed(timetable, policy, activity, to_us(now), cadence=plan.cadence)
+    state = owed.activity
     last = plan.occurrence_of_window_end(to_us(through))
     if state.last is not None:
         occurrence = plan.cadence.following(state.last)

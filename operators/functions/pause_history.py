@@ -9,7 +9,10 @@ Browse > Audit Log), with its time:
 
 * the UI's toggle and ``PATCH /api/v2/dags/{dag_id}`` (what airflowctl uses): event
   ``patch_dag``, with ``is_paused`` in ``extra``;
-* ``airflow dags pause`` / ``unpause``: events ``cli_dag_pause`` / ``cli_dag_unpause``.
+* ``airflow dags pause`` / ``unpause``: events ``cli_dag_pause`` / ``cli_dag_unpause``;
+* tessera's pauses with a note (``tessera pause``, its REST route, ``pause_after_failures``):
+  events ``tessera.dag.pause`` / ``tessera.dag.unpause`` (:mod:`tessera.operators.pauses`);
+* Airflow's own pause after ``max_consecutive_failed_dag_runs``: event ``paused``.
 
 Not seen: a bulk ``PATCH /api/v2/dags`` by pattern (logged without a DAG id), a
 direct database update, and entries removed by ``airflow db clean``. A pause this
@@ -27,14 +30,16 @@ from typing import TYPE_CHECKING, Any
 from airflow.models.log import Log
 from sqlalchemy import select
 
+from tessera.operators.pauses import PAUSE_EVENT, UNPAUSE_EVENT
+
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 MAX_CHANGES = 100
 """At most this many pause changes are read per question: one query, bounded rows."""
 
-_CLI = {"cli_dag_pause": True, "cli_dag_unpause": False}
-_API = "patch_dag"
+_CLI = {"cli_dag_pause": True, "cli_dag_unpause": False, "paused": True}
+_API = ("patch_dag", PAUSE_EVENT, UNPAUSE_EVENT)
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,7 @@ def pause_changes(session: Session, dag_id: str, *, since: datetime.datetime) ->
     """The DAG's pause changes logged after ``since``, oldest first (at most :data:`MAX_CHANGES`)."""
     rows = session.execute(
         select(Log.dttm, Log.event, Log.extra)
-        .where(Log.dag_id == dag_id, Log.event.in_([*_CLI, _API]), Log.dttm > since)
+        .where(Log.dag_id == dag_id, Log.event.in_([*_CLI, *_API]), Log.dttm > since)
         .order_by(Log.dttm, Log.id)
         .limit(MAX_CHANGES)
     )
@@ -136,7 +141,7 @@ def logged_pauses(
     Two bounded queries. An entry whose ``extra`` does not say the new state is passed over,
     as :func:`pause_changes` does.
     """
-    kinds = Log.event.in_([*_CLI, _API])
+    kinds = Log.event.in_([*_CLI, *_API])
     columns = (Log.id, Log.dttm, Log.event, Log.extra)
     before = session.execute(
         select(*columns)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from tessera.operators import outbound
 from tessera.operators.excerpt import excerpt, not_unicode
+from tessera.timetables.run_policy import MAX_PAUSE_AFTER_FAILURES
 from tessera.timetables.zones import load_zone
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
@@ -59,6 +60,7 @@ BOUNDS: dict[str, Bound] = {
     "max_concurrent": Bound(0, INT32_MAX, "", True, "0 = unlimited"),
     "max_wave_concurrent": Bound(0, INT32_MAX, "", True, "0 = unbounded"),
     "priority": Bound(-INT32_MAX, INT32_MAX, "", True, "higher runs first, e.g. 10"),
+    "pause_after_failures": Bound(1, MAX_PAUSE_AFTER_FAILURES, "failed runs in a row", True, "e.g. 3"),
 }
 """Every numeric field of a declaration, checked at parse time: nothing downstream can overflow."""
 

@@ -1,17 +1,23 @@
-"""What a declared schedule's run says about the fires before it: queued, replayed, or dropped and why.
+"""What a scheduled run says about the fires before it: queued, replayed, or dropped and why.
 
-The scheduler decides which fire a declared schedule runs next from its overlap and CATCHUP
-policy (:mod:`tessera.timetables.owed_runs`); a fire it drops never becomes a run, so nothing
-would show it. When a scheduled run of a pipeline starts, this step reads what the scheduler
-knew when it created the run (the activity before it) and asks the timetable how each fire
+The scheduler decides which fire a tessera DAG runs next from its overlap policy and, for a
+declared schedule, its CATCHUP policy (:mod:`tessera.timetables.owed_runs`); a fire it drops
+never becomes a run, so nothing would show it. When a scheduled run starts, this step reads
+what the scheduler knew when it created the run (the activity before it) and asks the timetable how each fire
 since the previous run was treated. The run's note then says why it ran late (queued behind a
 run that held ``MAX_CONCURRENT``, or replayed after the schedule was inactive) and which fires
 were dropped, for which reason; the same goes to Airflow's audit log (Browse > Audit Log,
 events :data:`QUEUED_EVENT` and :data:`SKIP_EVENT`, JSON in ``extra``) and to the metrics
 ``tessera.schedule.queued_fires`` and ``tessera.schedule.skipped_fires`` (tag ``reason``).
 
+A plain timetable's run records only what its overlap policy decided (a queued fire, fires
+dropped as ``BufferFull``, ``ConcurrencyForbidden`` or ``Superseded``); what its catch-up skips
+after downtime or a pause is as before (a cursor function records those itself).
+
 Bounded: at most :data:`MAX_LISTED` fires are examined per run; beyond that the count is "at
-least". Runs that are not scheduled fires, and DAGs without a run policy, cost one lookup.
+least". Runs that are not scheduled fires, DAGs without a tessera timetable, and runs of a
+plain ``allow_all`` / ``buffer_all`` timetable created on time (nothing was held) cost no query
+beyond the DAG's.
 """
 
 from __future__ import annotations
@@ -41,13 +47,18 @@ QUEUED_METRIC = Metric("tessera.schedule.queued_fires", "counter")
 SKIPPED_METRIC = Metric("tessera.schedule.skipped_fires", "counter")
 NOTE_LIMIT = 1000
 RAN = ("due", "queued", "replayed")
+ON_TIME = datetime.timedelta(seconds=60)
+"""A run created this soon after it came due was not held (the scheduler's own latency)."""
 
 WHY_DROPPED = {
-    "BufferFull": "a fire was already queued behind the run in flight (overlap buffer_one)",
-    "ConcurrencyForbidden": "MAX_CONCURRENT runs were in flight (overlap skip)",
+    "BufferFull": "a fire was already queued behind the run in flight (overlap {overlap})",
+    "ConcurrencyForbidden": "{limit} runs were in flight (overlap skip)",
+    "Superseded": "a newer fire replaced the run in flight (overlap cancel_other)",
     "Suspended": "the schedule was inactive (CATCHUP false runs none of those fires)",
     "MissedDeadline": "the scheduler did not create them in time (it was down); the newest due fire ran instead",
 }
+OVERLAP_REASONS = ("BufferFull", "ConcurrencyForbidden", "Superseded")
+"""What a plain timetable's run records: its overlap policy's drops (its catch-up's are recorded as before)."""
 
 
 def _at(moment: datetime.datetime) -> str:
@@ -67,13 +78,16 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
         return None
     if dag_run.clear_number:
         return None  # a later attempt (a retry, a clear): its first start said it already
-    record = record_of_run(dag_run, session)
     dag = dag_of(dag_run, session)
     policy = policy_of(getattr(dag, "timetable", None))
-    if record is None or policy is None:
+    record = record_of_run(dag_run, session) if policy is not None and policy.declared else None
+    if policy is None or (policy.declared and record is None):
         return None
     created = dag_run.created_at or dag_run.queued_at or dag_run.run_after
-    activity = read_activity(session, dag_run.dag_id, before=created)
+    if not policy.declared and policy.overlap in ("allow_all", "buffer_all") and created - dag_run.run_after < ON_TIME:
+        return None  # created on time: nothing was held before it, and these policies drop nothing else
+    slots = dag.max_active_runs or 1
+    activity = read_activity(session, dag_run.dag_id, slots=slots, before=created)
     found, more = treatments(dag.timetable, activity, now=created, through=dag_run.data_interval_end, limit=MAX_LISTED)
     if not found:
         return None
@@ -81,32 +95,35 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
     if mine not in RAN:
         return None  # not a run the policy would have made (a tool or a person created it): nothing to explain
     lines = []
+    limit = "MAX_CONCURRENT" if policy.declared else "max_active_runs"
     if mine == "queued":
         freed = activity.freed_after
         freed = "" if freed is None else f"; it was created when a slot freed at {_at(freed)}"
         lines.append(
-            f"Queued: this fire came due at {_at(due)} while MAX_CONCURRENT {dag.max_active_runs} run(s) of "
+            f"Queued: this fire came due at {_at(due)} while {limit} {slots} run(s) of "
             f"{dag_run.dag_id} were in flight (overlap {policy.overlap}){freed}."
         )
     elif mine == "replayed":
         lines.append(
-            f"Catch-up: this fire came due at {_at(due)} while schedule {record['name']} was inactive; "
+            f"Catch-up: this fire came due at {_at(due)} while schedule {(record or {}).get('name')} was inactive; "
             f"CATCHUP true runs those fires oldest first, one at a time."
         )
     by_reason: dict[str, list[datetime.datetime]] = {}
+    recorded = WHY_DROPPED if policy.declared else OVERLAP_REASONS
     for when, how in dropped:
-        if how in WHY_DROPPED:
+        if how in recorded:
             by_reason.setdefault(how, []).append(when)
-    tags = {"dag_id": dag_run.dag_id, "schedule": str(record["name"])}
+    tags = {"dag_id": dag_run.dag_id, **({"schedule": str(record["name"])} if record else {})}
     for reason, times in by_reason.items():
         at_least = more and times[-1] == dropped[-1][0]
         count = f"{'at least ' if at_least else ''}{len(times)}"
+        why = WHY_DROPPED[reason].format(overlap=policy.overlap, limit=limit)
         lines.append(
             f"Skipped {count} fire(s) due {_at(times[0])}"
             + (f" to {_at(times[-1])}" if len(times) > 1 else "")
-            + f": {reason}: {WHY_DROPPED[reason]}."
+            + f": {reason}: {why}."
         )
-        event = SkipEvent(reason, len(times), times[0], times[-1], WHY_DROPPED[reason], at_least)
+        event = SkipEvent(reason, len(times), times[0], times[-1], why, at_least)
         _audit(session, SKIP_EVENT, dag_run, event.to_json())
         emit(SKIPPED_METRIC, {**tags, "reason": reason}, len(times), where="core")
     if mine in ("queued", "replayed"):

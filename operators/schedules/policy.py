@@ -19,7 +19,11 @@ max_concurrent n         DAG ``max_active_runs=n``; 0 -> 2**31-1 (Airflow has no
 overlap p                the timetable's run policy: a fire due while n runs are in flight is
                          queued (buffer_one: created the moment a slot frees, before newer
                          ones; buffer_all: all of them, in order) or dropped (skip), and the
-                         run's note, the audit log and a metric say which
+                         run's note, the audit log and a metric say which; cancel_other
+                         (MAX_CONCURRENT 1) gives max_active_runs=2 and the scheduler-side
+                         listener fails the run in flight when the new one starts
+pause_after_failures n   the timetable's run policy: the scheduler-side listener pauses the
+                         DAG once n of its runs failed in a row
 max_wave_concurrent n    a deferrable gate task in front of each pipeline (``ScheduleSet.apply``)
 priority p               task ``priority_weight=p`` with ``weight_rule="absolute"``
 catchup                  the timetable's run policy (the DAG's own ``catchup`` stays False, so
@@ -41,6 +45,7 @@ import datetime
 from typing import Any
 
 from tessera.operators.excerpt import excerpt
+from tessera.operators.overlap_slots import REPLACING_SLOTS
 
 from .checks import INT32_MAX
 from .identity import ALIGN_TAG, RECORD_KEY, schedule_asset, schedule_tag
@@ -65,7 +70,8 @@ def timetable_of(schedule: Schedule) -> Any:
         clock = Cron(f"@every {schedule.interval_seconds}s")
     else:
         clock = Cron(schedule.cron, timezone=schedule.timezone or "UTC")
-    return clock.with_run_policy(RunPolicy(overlap=schedule.overlap, replay_inactive=schedule.catchup))
+    policy = RunPolicy(schedule.overlap, schedule.catchup, schedule.pause_after_failures)
+    return clock.with_run_policy(policy)
 
 
 def task_defaults(schedule: Schedule) -> dict[str, Any]:
@@ -87,6 +93,8 @@ def policy_record(schedule: Schedule) -> dict[str, Any]:
         "retries": schedule.retries or 0,
         "retry_delay": schedule.retry_delay or 0,
         **({"align_window": True} if schedule.align_window else {}),
+        # An AFTER schedule's timetable is an asset condition: the listener reads the limit here.
+        **({"pause_after_failures": schedule.pause_after_failures} if schedule.pause_after_failures else {}),
     }
 
 
@@ -116,6 +124,8 @@ def dag_kwargs(schedule: Schedule, /, **dag_args: Any) -> dict[str, Any]:
     kwargs["schedule"] = timetable_of(schedule)
     kwargs["catchup"] = False  # CATCHUP replays the paused periods through the run policy, never from start_date
     kwargs["max_active_runs"] = schedule.max_concurrent or UNLIMITED_RUNS
+    if schedule.overlap == "cancel_other":  # the run in flight and the one replacing it, for a moment
+        kwargs["max_active_runs"] = REPLACING_SLOTS
     kwargs["is_paused_upon_creation"] = not schedule.active
     if schedule.timeout is not None:
         kwargs["dagrun_timeout"] = datetime.timedelta(seconds=schedule.timeout)

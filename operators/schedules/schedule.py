@@ -63,8 +63,12 @@ class Schedule:
     :param overlap: what a fire that finds ``max_concurrent`` runs of a pipeline in flight does:
         ``"buffer_one"`` (the default: it is queued and runs as soon as a slot frees; fires that
         come while one is queued are dropped and recorded), ``"skip"`` (dropped and recorded),
-        ``"buffer_all"`` (every one queued, run one after another) or ``"allow_all"`` (every fire
-        starts at once; needs ``max_concurrent=0``). Clock drivers only.
+        ``"buffer_all"`` (every one queued, run one after another), ``"cancel_other"`` (the run in
+        flight is failed, with a note naming the run that replaced it, and the new one starts;
+        needs ``max_concurrent=1``) or ``"allow_all"`` (every fire starts at once; needs
+        ``max_concurrent=0``). Clock drivers only.
+    :param pause_after_failures: pause each pipeline after this many of its runs failed in a row
+        (after their RETRIES), 1 to 1000; ``None`` (the default) never pauses.
     :param target_nodes: ``"ALL"`` (any worker) or node ids (an executor queue only they serve).
     :param notify: email addresses told about failed runs (and successful ones with
         ``notify_on_success``).
@@ -89,6 +93,7 @@ class Schedule:
     priority: int | None = None
     catchup: bool = False
     overlap: str = "buffer_one"
+    pause_after_failures: int | None = None
     target_nodes: str | tuple[str, ...] | None = None
     notify: tuple[str, ...] = ()
     webhook: tuple[str, ...] = ()
@@ -105,7 +110,8 @@ class Schedule:
             put("timezone", check.timezone(self.timezone))
         if self.cron is not None:
             put("cron", check.cron(self.cron, self.timezone))
-        for field in ("interval_seconds", "parent_freshness", "retries", "retry_delay", "timeout", "priority"):
+        numbers = ("interval_seconds", "parent_freshness", "retries", "retry_delay", "timeout", "priority")
+        for field in (*numbers, "pause_after_failures"):
             if getattr(self, field) is not None:
                 put(field, check.number(field, getattr(self, field)))
         for field in ("max_concurrent", "max_wave_concurrent"):
@@ -160,6 +166,12 @@ class Schedule:
         if not isinstance(self.overlap, str) or self.overlap not in OVERLAPS:
             raise ScheduleError(
                 "overlap", f"overlap: {excerpt(self.overlap)} is not a policy; use one of {', '.join(OVERLAPS)}"
+            )
+        if self.overlap == "cancel_other" and self.max_concurrent != 1:
+            raise ScheduleError(
+                "overlap",
+                f"overlap: 'cancel_other' replaces the one run in flight, but max_concurrent is "
+                f"{self.max_concurrent}; set max_concurrent=1 or choose buffer_one",
             )
         if self.overlap == "allow_all" and self.max_concurrent != 0:
             raise ScheduleError(

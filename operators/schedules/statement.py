@@ -49,7 +49,8 @@ _CLAUSES: dict[str, tuple[str, str]] = {
     "MAX_WAVE_CONCURRENT": ("max_wave_concurrent", "number"),
     "PRIORITY": ("priority", "number"),
     "CATCHUP": ("catchup", "bool"),
-    "OVERLAP": ("overlap", "word"),  # skip | buffer_one | buffer_all | allow_all
+    "OVERLAP": ("overlap", "word"),  # skip | buffer_one | buffer_all | cancel_other | allow_all
+    "PAUSE_AFTER_FAILURES": ("pause_after_failures", "number"),
     "TARGET_NODES": ("target_nodes", "nodes"),
     "NOTIFY": ("notify", "strings"),
     "WEBHOOK": ("webhook", "strings"),
@@ -250,7 +251,7 @@ class _Parser:
             "node": "a node id",
             "number": "a number",
             "bool": "true or false",
-            "word": "one of skip, buffer_one, buffer_all, allow_all",
+            "word": "one of skip, buffer_one, buffer_all, cancel_other, allow_all",
         }[kind]
         return self.fail(token.offset, f"{keyword} expects {wanted}, found {excerpt(token.text)}")
 

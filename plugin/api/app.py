@@ -23,7 +23,7 @@ from fastapi import status as http
 from fastapi.responses import JSONResponse
 
 from . import errors
-from .routes import backfill, load, page, plan, refresh, status, triggers, why
+from .routes import backfill, load, page, pause, plan, refresh, status, triggers, why
 
 STATUS_CODES: dict[type[errors.ApiError], int] = {
     errors.NotFound: http.HTTP_404_NOT_FOUND,
@@ -86,7 +86,7 @@ def create_app() -> FastAPI:
         redoc_url=None,
     )
     app.state.dag_bag = create_dag_bag()
-    for router in (page.router, plan.router, status.router, refresh.router):
+    for router in (page.router, plan.router, status.router, refresh.router, pause.router):
         app.include_router(router)
     # The fleet's load, backfill previews and asset-driven DAGs in words (the Schedules page's other reads).
     for router in (load.router, backfill.router, triggers.router):

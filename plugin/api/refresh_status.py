@@ -14,8 +14,8 @@ from airflow.models.dagrun import DagRun
 from airflow.models.xcom import XComModel
 from sqlalchemy import select
 
+from .action_models import Receipt, RefreshResponse, RefreshRun, RefreshStatus
 from .errors import Conflict
-from .models import Receipt, RefreshResponse, RefreshRun, RefreshStatus
 from .refresh import COALESCE_WINDOW, MESSAGES, Decision, in_flight_run, latest_finished_run
 
 if TYPE_CHECKING:

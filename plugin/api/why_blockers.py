@@ -56,7 +56,11 @@ def _parse_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
 
 
 def _via(event: str) -> str:
-    return "with airflow dags pause" if event.startswith("cli_") else "through the UI or the REST API"
+    if event.startswith("cli_"):
+        return "with airflow dags pause"
+    if event.startswith("tessera."):  # tessera.dag.pause: the audit-log entry holds the note or the failed runs
+        return "by tessera (tessera pause, its REST route, or pause_after_failures)"
+    return "through the UI or the REST API"
 
 
 def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:

@@ -182,11 +182,24 @@ KEYS = mostly(
 )
 
 
+OVERLAP_VALUES = mostly(
+    st.sampled_from([None, "skip", "buffer_one", "buffer_all", "cancel_other", "allow_all"]), ADVERSARIAL
+)
+PAUSE_COUNTS = mostly(st.one_of(st.none(), st.integers(1, 1000)), st.one_of(HUGE_INTS, ADVERSARIAL))
+
+
 def common_kwargs() -> st.SearchStrategy[dict[str, Any]]:
     """The keywords every timetable takes; policy recipes are built by :func:`built`."""
     return st.fixed_dictionaries(
         {},
-        optional={"delay": OPTIONAL_DURATION, "window": OPTIONAL_DURATION, "phase": PHASES, "catch_up": CATCH_UPS},
+        optional={
+            "delay": OPTIONAL_DURATION,
+            "window": OPTIONAL_DURATION,
+            "phase": PHASES,
+            "catch_up": CATCH_UPS,
+            "overlap": OVERLAP_VALUES,
+            "pause_after_failures": PAUSE_COUNTS,
+        },
     ).flatmap(lambda kw: st.one_of(st.just(kw), KEYS.map(lambda key: {**kw, "key": key})))
 
 

@@ -51,7 +51,7 @@ STEP_BUDGET = 2 * STEPS_PER_CATCHUP * 12 + 2 * 1_000 + 100
 HANG_SECONDS = 20  # a backstop for a loop inside one cadence step, never reached by a bounded case
 
 COMMON_FIELDS = {"delay", "window", "phase", "phase.spread.max", "phase.spread.step", "phase.fixed"}
-COMMON_FIELDS |= {"catch_up", "catch_up.backfill.limit", "key"}
+COMMON_FIELDS |= {"catch_up", "catch_up.backfill.limit", "key", "overlap", "pause_after_failures"}
 EVERY_FIELDS = COMMON_FIELDS | {"every"}
 EXCLUDE_FIELDS = {"exclude", "exclude.first", "exclude.last"}
 CALENDAR_FIELDS = COMMON_FIELDS | EXCLUDE_FIELDS | {"every", "on", "at", "timezone"}

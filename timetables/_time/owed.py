@@ -1,34 +1,41 @@
-"""Which run a declared schedule owes next, from what its runs and pauses did: overlap and inactive periods.
+"""Which run a schedule owes next, from what its runs and pauses did: overlap and inactive periods.
 
 The plain catch-up (:mod:`.catch_up`) looks only at the last run and the clock, so it cannot
-tell *why* an occurrence has no run. A declared schedule must: a trigger that came while its
-runs held every slot (``MAX_CONCURRENT``) is queued, one that came while the schedule was
-inactive is replayed or dropped (``CATCHUP``), and one the scheduler slept through is caught up
-as usual. The last run ``L`` took its slot at ``W`` (when it came due, or when the run before it
-freed the slot, whichever is later); the slot next freed at ``F``. Each due occurrence after
-``L`` is classified by when it came due:
+tell *why* an occurrence has no run. The overlap policy must: a trigger that came while the
+DAG's runs held every slot (``max_active_runs``, a declared schedule's ``MAX_CONCURRENT``) is
+queued or dropped, one that came while the schedule was inactive is replayed or dropped
+(``CATCHUP``), and one the scheduler slept through is caught up as usual. The last run ``L``
+took its slot at ``W`` (when it came due, or when a slot freed for it, whichever is later);
+``F`` is when a slot next freed (the reader computes it from the runs in flight when ``L`` was
+created: ``W`` itself if one was free then). Each due occurrence after ``L`` is classified by
+when it came due:
 
 * **paused**: in an inactive span. Replayed, oldest first, with ``replay_paused``, else
   dropped (``Suspended``).
-* **pending**: by ``W``. It came while ``L`` itself waited for the slot, so a trigger was
+* **pending**: by ``W``. It came while ``L`` itself waited for a slot, so a trigger was
   already queued: dropped under ``skip`` and ``buffer_one`` (``BufferFull``), owed under
-  ``buffer_all``.
-* **withheld**: after ``W``, before ``F``: the slot was taken. ``buffer_one`` owes the first (the
-  queued trigger) and drops the rest (``BufferFull``); ``skip`` drops them all
-  (``ConcurrencyForbidden``); ``buffer_all`` owes them all.
-* **missed**: at or after ``F``. The newest is owed and the rest dropped (``MissedDeadline``), as the
-  plain ``Latest`` catch-up does after downtime; if any is owed, it supersedes a queued trigger
-  (the current window matters more than a stale one). Under ``buffer_one`` an occurrence due
-  within :data:`LATENCY` after ``F`` still counts as withheld: the scheduler creates the queued
-  run a moment after the slot frees, and a trigger in that moment queues behind it.
+  ``buffer_all`` and ``allow_all``.
+* **withheld**: after ``W``, before ``F``: every slot was taken. ``buffer_one`` owes the first
+  (the queued trigger) and drops the rest (``BufferFull``); ``skip`` drops them all
+  (``ConcurrencyForbidden``); ``buffer_all`` and ``allow_all`` owe them all, oldest first, at
+  most :data:`QUEUE_LIMIT` (older ones ``BufferFull``); ``cancel_other`` drops them
+  (``Superseded``: the newest trigger replaces the run in flight, see the listener).
+* **missed**: at or after ``F``. The catch-up owes the newest ``backlog`` of them (``Latest``:
+  the newest; ``Backfill(limit=N)``: N + 1) and drops the rest (``MissedDeadline``), as after
+  downtime; under ``buffer_one`` one owed supersedes the queued trigger (the current window
+  matters more than a stale one), and an occurrence due within :data:`LATENCY` after ``F``
+  still counts as withheld: the scheduler creates the queued run a moment after the slot
+  frees, and a trigger in that moment queues behind it.
 
+A starting ``deadline`` drops every occurrence due longer ago than it (``MissedDeadline``).
 When ``L`` was itself a replayed occurrence, its inactive span's end stands for ``W``: the
 replay runs back to back from the moment the schedule became active, and a live trigger
-meanwhile waits for it as for any run. ``allow_all`` never withholds (the DAG has no limit) and
-a DAG that never ran owes only its newest occurrence, as under the plain catch-up. The next run
-is the oldest owed occurrence, or, with none owed, the first one not yet due.
+meanwhile waits for it as for any run. A DAG that never ran owes only its newest occurrence,
+as under the plain catch-up. The next run is the oldest owed occurrence, or, with none owed,
+the first one not yet due.
 
-Bounded: every answer costs a few cadence steps per inactive span, whatever the gap.
+Bounded: every answer costs a few cadence steps per inactive span, plus at most
+``QUEUE_LIMIT`` (queue) and ``backlog`` (catch-up) steps, whatever the gap.
 """
 
 from __future__ import annotations
@@ -36,14 +43,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .cadence import Cadence
+from .catch_up import step_back_to, within_deadline
 
-OVERLAPS = ("skip", "buffer_one", "buffer_all", "allow_all")
+OVERLAPS = ("skip", "buffer_one", "buffer_all", "cancel_other", "allow_all")
 LATENCY = 60_000_000
 """Microseconds after a slot frees in which a new trigger still queues behind the queued one."""
+QUEUE_LIMIT = 1000
+"""The most withheld triggers ``buffer_all`` and ``allow_all`` keep queued; older ones are dropped (``BufferFull``)."""
 
 REPLAYED, QUEUED, DUE = "replayed", "queued", "due"
 """How an occurrence that ran was treated: replayed after a pause, queued behind a run, or due."""
 SUSPENDED, BUFFER_FULL, FORBIDDEN, MISSED = "Suspended", "BufferFull", "ConcurrencyForbidden", "MissedDeadline"
+SUPERSEDED = "Superseded"
 """Why an occurrence was dropped (the skip reasons the status and the audit log show)."""
 
 
@@ -56,19 +67,47 @@ class Activity:
     freed_before: int | None = None
     """The newest end of a run that ended before the last run was created (``None``: none)."""
     freed_after: int | None = None
-    """The newest end of a run that ended after the last run was created (``None``: none yet)."""
+    """When a slot freed after the last run was created (its creation, if one was free then; ``None``: not yet)."""
     paused: tuple[tuple[int, int], ...] = ()
     """Spans ``[start, end)`` in which the DAG was paused, sorted, each ended (it is active now)."""
 
 
+def slot_freed(created: int, ends: list[int | None], slots: int) -> int | None:
+    """When a slot freed after a run was created (``created``), or ``None`` when none has yet.
+
+    ``ends`` are the ends of the runs in flight at ``created`` (that run included; ``None``: not
+    ended). With fewer of them than ``slots`` a slot was free at once; otherwise the run that
+    freed one is the ``len(ends) - slots + 1``-th to end.
+    """
+    if len(ends) < slots:
+        return created
+    ended = sorted(end for end in ends if end is not None)
+    extra = len(ends) - slots
+    return ended[extra] if len(ended) > extra else None
+
+
 class Owed:
-    """The overlap and inactive-period rules over one cadence, phase and activity, at ``now``."""
+    """The overlap and inactive-period rules over one cadence, phase and activity, at ``now``.
+
+    ``backlog`` and ``deadline`` are the catch-up policy applied to occurrences missed while
+    a slot was free (the scheduler was down): the newest ``backlog`` run, none due longer
+    ago than ``deadline``.
+    """
 
     def __init__(
-        self, cadence: Cadence, *, phase: int, activity: Activity, now: int, overlap: str, replay_paused: bool
+        self,
+        cadence: Cadence,
+        *,
+        phase: int,
+        activity: Activity,
+        now: int,
+        overlap: str,
+        replay_paused: bool,
+        backlog: int = 1,
+        deadline: int | None = None,
     ) -> None:
         self.cadence, self.phase, self.activity, self.instant = cadence, phase, activity, now
-        self.overlap, self.replay_paused = overlap, replay_paused
+        self.overlap, self.replay_paused, self.backlog, self.deadline = overlap, replay_paused, backlog, deadline
         last = activity.last
         self.floor = None if last is None else cadence.following(last)
         self.taken: int | None = None  # W
@@ -127,21 +166,43 @@ class Owed:
                 return occurrence
         return None
 
+    def missed(self) -> int | None:
+        """The oldest occurrence the catch-up owes among those due after the slot freed (``None``: none due)."""
+        newest = self.newest_live(self.missed_from, self.instant)
+        if newest is None or self.backlog <= 1:
+            return newest
+        return step_back_to(self.cadence, newest, self.backlog - 1, self._first_after(self.missed_from))
+
+    def queue_after(self) -> int | None:
+        """``buffer_all`` / ``allow_all``: the due instant at or before which a withheld trigger is dropped."""
+        newest = self.cadence.at_or_before(min(self.missed_from, self.instant) - self.phase)
+        if self.floor is None or newest < self.floor:
+            return None
+        oldest = step_back_to(self.cadence, newest, QUEUE_LIMIT - 1, self.floor)
+        return None if oldest <= self.floor else oldest + self.phase - 1
+
     def owed_live(self) -> int | None:
         """The oldest live (not paused) occurrence the overlap policy owes now."""
-        if self.taken is None or self.overlap == "allow_all":
+        if self.taken is None:
             return self.newest_live(None, self.instant)  # a first run owes only its newest occurrence
-        if self.overlap == "buffer_all":
-            return self.first_live(None, self.instant)
-        missed = self.newest_live(self.missed_from, self.instant)
-        if missed is not None or self.overlap == "skip":
+        missed = self.missed()
+        if self.overlap in ("skip", "cancel_other"):
             return missed
-        return self.first_live(self.taken, min(self.missed_from, self.instant))
+        until = min(self.missed_from, self.instant)
+        if self.overlap == "buffer_one":
+            return missed if missed is not None else self.first_live(self.taken, until)
+        queued = self.first_live(self.queue_after(), until)  # buffer_all, allow_all: every withheld one
+        return queued if queued is not None else missed
 
     def next(self) -> int:
         """The occurrence to create next: the oldest owed one, else the first one not yet due."""
         owed = [o for o in (self.first_paused() if self.replay_paused else None, self.owed_live()) if o is not None]
-        return min(owed) if owed else self._first_after(self.instant)
+        occurrence = min(owed) if owed else self._first_after(self.instant)
+        if self.deadline is not None and occurrence + self.phase <= self.instant:
+            occurrence = within_deadline(
+                self.cadence, occurrence, now=self.instant, phase=self.phase, deadline=self.deadline
+            )
+        return occurrence
 
     def treatment(self, occurrence: int) -> str:
         """How ``occurrence`` (after the last run) is treated: run (how) or dropped (why)."""
@@ -150,20 +211,24 @@ class Owed:
             return DUE  # created ahead of its time: the first fire not yet due, nothing owed before it
         if self._span(due) is not None:
             return REPLAYED if self.replay_paused else SUSPENDED
-        if self.taken is None or self.overlap == "allow_all":
+        if self.deadline is not None and due < self.instant - self.deadline:
+            return MISSED
+        if self.taken is None:
             return DUE if occurrence == self.newest_live(None, self.instant) else MISSED
-        if self.overlap == "buffer_all":
-            return QUEUED if due <= self.missed_from else DUE
-        missed = self.newest_live(self.missed_from, self.instant)
         if due > self.missed_from:
-            return DUE if occurrence == missed else MISSED
+            missed = self.missed()
+            return DUE if missed is not None and occurrence >= missed else MISSED
         if self.overlap == "skip":
             return FORBIDDEN
-        if due <= self.taken:
-            return BUFFER_FULL
-        if missed is not None:
-            return MISSED
+        if self.overlap == "cancel_other":
+            return SUPERSEDED
+        queued = QUEUED if due <= self.taken or (self.freed is not None and due < self.freed) else DUE
+        if self.overlap in ("buffer_all", "allow_all"):
+            dropped_until = self.queue_after()
+            return BUFFER_FULL if dropped_until is not None and due <= dropped_until else queued
+        if due <= self.taken or self.missed() is not None:
+            return BUFFER_FULL if due <= self.taken else MISSED
         if occurrence != self.first_live(self.taken, self.missed_from):
             return BUFFER_FULL
         # Due while the slot was taken: queued; due a moment after it freed: on time.
-        return QUEUED if self.freed is not None and due < self.freed else DUE
+        return queued

@@ -22,6 +22,8 @@ read_runs = Depends(requires_access_dag(method="GET", access_entity=DagAccessEnt
 """Read the DAG's runs (its status, its refresh state)."""
 trigger_runs = Depends(requires_access_dag(method="POST", access_entity=DagAccessEntity.RUN))
 """Create the DAG's runs (a refresh), the right Airflow's own trigger route asks for."""
+pause_dags = Depends(requires_access_dag(method="PUT"))
+"""Pause or unpause the DAG: the right Airflow's own ``PATCH /api/v2/dags/{dag_id}`` asks for (a viewer has not)."""
 authenticated = Depends(requires_authenticated())
 """Any signed-in user (the lists filter their rows by what the caller may read)."""
 

@@ -8,8 +8,8 @@ from airflow.api_fastapi.logging.decorators import action_logging
 from airflow.utils.types import DagRunTriggeredByType
 from fastapi import APIRouter, Depends, Request, Response, status
 
+from ..action_models import RefreshRequest, RefreshResponse, RefreshStatus
 from ..inputs import body_openapi, json_object_body
-from ..models import RefreshRequest, RefreshResponse, RefreshStatus
 from ..refresh import refresh
 from ..refresh_status import refresh_response, refresh_status
 from ..schedules import scheduled_model

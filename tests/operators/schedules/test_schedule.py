@@ -344,7 +344,7 @@ def test_overlap_is_the_timetables_run_policy(overlap) -> None:
     [
         pytest.param(
             {"interval_seconds": 60, "overlap": "Forbid"},
-            "overlap: 'Forbid' is not a policy; use one of skip, buffer_one, buffer_all, allow_all",
+            "overlap: 'Forbid' is not a policy; use one of skip, buffer_one, buffer_all, cancel_other, allow_all",
             id="unknown",
         ),
         pytest.param(
@@ -374,3 +374,56 @@ def test_a_bad_overlap_is_refused_naming_the_field(kwargs, message) -> None:
 def test_allow_all_with_no_limit() -> None:
     dag = _pipeline(Schedule("s", interval_seconds=60, overlap="allow_all", max_concurrent=0))
     assert dag.max_active_runs == UNLIMITED_RUNS
+
+
+# -- cancel_other and pause after failures on a declared schedule ---------------------------------------
+
+PAUSE_RULE = "give a whole number of failed runs in a row from 1 to 1000; e.g. 3"
+
+
+def test_cancel_other_runs_with_two_slots_one_of_them_for_the_run_being_replaced() -> None:
+    dag = _pipeline(Schedule("s", interval_seconds=60, overlap="cancel_other", pause_after_failures=3))
+    assert dag.timetable.run_policy.overlap == "cancel_other"
+    assert dag.timetable.run_policy.pause_after_failures == 3
+    assert dag.max_active_runs == 2
+
+
+def test_cancel_other_needs_max_concurrent_one() -> None:
+    with pytest.raises(ScheduleError) as error:
+        Schedule("s", interval_seconds=60, overlap="cancel_other", max_concurrent=3)
+    assert error.value.field == "overlap"
+    assert str(error.value) == (
+        "overlap: 'cancel_other' replaces the one run in flight, but max_concurrent is 3; "
+        "set max_concurrent=1 or choose buffer_one"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param(
+            0,
+            f"pause_after_failures: 0 is not positive; {PAUSE_RULE}",
+            id="zero",
+        ),
+        pytest.param(
+            1001,
+            f"pause_after_failures: 1001 is too large; {PAUSE_RULE}",
+            id="over",
+        ),
+        pytest.param(True, "pause_after_failures: True is not a whole number", id="bool"),
+        pytest.param("3", "pause_after_failures: '3' is not a whole number", id="text"),
+    ],
+)
+def test_pause_after_failures_is_bounded_naming_the_field(value, message) -> None:
+    with pytest.raises(ScheduleError) as error:
+        Schedule("s", interval_seconds=60, pause_after_failures=value)
+    assert error.value.field == "pause_after_failures"
+    assert str(error.value).startswith(message)
+
+
+def test_the_statement_takes_pause_after_failures_and_cancel_other() -> None:
+    from tessera.operators.schedules.statement import parse_schedule
+
+    parsed = parse_schedule("SCHEDULE s INTERVAL_SECONDS 60 OVERLAP cancel_other PAUSE_AFTER_FAILURES 5;")
+    assert parsed == Schedule("s", interval_seconds=60, overlap="cancel_other", pause_after_failures=5)

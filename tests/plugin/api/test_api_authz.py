@@ -41,6 +41,8 @@ ACCESS = {
     ("GET", "/api/v1/page"): EVERYONE,  # the Schedules page's rows: only the DAGs the caller may read
     ("GET", "/api/v1/dags/{dag_id}/backfill-preview"): EVERYONE,  # read the DAG
     ("GET", "/api/v1/dags/{dag_id}/why"): EVERYONE,  # read the DAG's runs and audit log
+    ("POST", "/api/v1/dags/{dag_id}/pause"): TRIGGER,  # edit the DAG, as Airflow's own pause (PATCH) asks
+    ("POST", "/api/v1/dags/{dag_id}/unpause"): TRIGGER,
 }
 """Each route, and the simple-auth-manager roles allowed to call it (the others get 403)."""
 QUERIES = {"/api/v1/dags/{dag_id}/backfill-preview": "?from_date=2026-01-01T00:00:00Z&to_date=2026-01-01T01:00:00Z"}
@@ -70,7 +72,7 @@ def expected_status(method: str, path: str, caller: str) -> int:
         return 401
     if caller == "bad token" or caller not in ACCESS[(method, path)]:
         return 403
-    return 201 if method == "POST" else 200
+    return 201 if (method, path) == ("POST", "/api/v1/dags/{dag_id}/refresh") else 200
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +84,24 @@ def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
 
 
 def _delete_runs() -> None:
+    """No runs, the DAG unpaused: whatever ran before, an allowed write succeeds."""
+    from airflow.models.dag import DagModel
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
-    from sqlalchemy import delete
+    from sqlalchemy import delete, update
 
     with create_session() as session:
         session.execute(delete(DagRun).where(DagRun.dag_id == DAG_ID))
+        session.execute(update(DagModel).where(DagModel.dag_id == DAG_ID).values(is_paused=False))
+
+
+def _paused() -> bool:
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        return bool(session.scalar(select(DagModel.is_paused).where(DagModel.dag_id == DAG_ID)))
 
 
 def _call(api: Api, method: str, path: str, caller: str) -> int:
@@ -117,7 +131,7 @@ def test_the_authorization_matrix(api, method, path, caller):
     expected = expected_status(method, path, caller)
     assert _call(api, method, path, caller) == expected
     if method != "GET" and expected >= 400:
-        assert run_ids(DAG_ID) == [], "a refused call changed nothing"
+        assert run_ids(DAG_ID) == [] and not _paused(), "a refused call changed nothing"
 
 
 @pytest.mark.parametrize(

@@ -107,6 +107,8 @@ OPERATIONS = [
     ("GET", "/api/v1/load"),
     ("GET", "/api/v1/dags/{dag_id}/backfill-preview"),
     ("GET", "/api/v1/triggers"),
+    ("POST", "/api/v1/dags/{dag_id}/pause"),
+    ("POST", "/api/v1/dags/{dag_id}/unpause"),
 ]
 """Every operation of the document (the first test fails when one is added without being listed here)."""
 
@@ -217,8 +219,9 @@ HOSTILE_BODIES = [
 
 @pytest.mark.parametrize("body", HOSTILE_BODIES)
 @pytest.mark.parametrize("dag_id", [TESSERA_DAGS[0], "fuzz_no_such_dag"])
-def test_hostile_refresh_bodies_are_refused_as_documented(api, tessera_schema, body, dag_id):
-    operation = tessera_schema["/api/v1/dags/{dag_id}/refresh"]["POST"]
+@pytest.mark.parametrize("write", ["refresh", "pause"])
+def test_hostile_write_bodies_are_refused_as_documented(api, tessera_schema, body, dag_id, write):
+    operation = tessera_schema[f"/api/v1/dags/{{dag_id}}/{write}"]["POST"]
     case = operation.Case(path_parameters={"dag_id": dag_id}, body={}, media_type="application/json")
     for caller in CALLERS:
         answer = send(api, case, caller, content=body)

@@ -21,11 +21,14 @@ from tessera.timetables._time.owed import (
     DUE,
     FORBIDDEN,
     MISSED,
+    QUEUE_LIMIT,
     QUEUED,
     REPLAYED,
+    SUPERSEDED,
     SUSPENDED,
     Activity,
     Owed,
+    slot_freed,
 )
 
 MINUTE = EpochGrid(US_PER_MINUTE)
@@ -67,7 +70,8 @@ def test_the_queued_run_is_followed_by_the_trigger_that_came_while_it_ran():
         pytest.param("skip", at(4), [FORBIDDEN, FORBIDDEN], id="skip-runs-the-next-trigger"),
         pytest.param("buffer_one", at(2), [QUEUED, BUFFER_FULL], id="buffer-one-runs-the-first"),
         pytest.param("buffer_all", at(2), [QUEUED, QUEUED], id="buffer-all-runs-every-one"),
-        pytest.param("allow_all", at(3), [MISSED, DUE], id="allow-all-the-newest"),
+        pytest.param("allow_all", at(2), [QUEUED, QUEUED], id="allow-all-at-the-cap-runs-every-one"),
+        pytest.param("cancel_other", at(4), [SUPERSEDED, SUPERSEDED], id="cancel-other-runs-the-next"),
     ],
 )
 def test_each_overlap_policy(overlap, expected, dropped):
@@ -148,7 +152,8 @@ def model(policy: str, interval: int, durations: list[int], horizon: int) -> lis
 
     At each loop: runs that ended free the slot, the oldest buffered trigger starts, then each
     trigger that came due since the last loop starts if the slot is free, else is dropped
-    (``skip``), buffered if nothing is (``buffer_one``), or buffered anyway (``buffer_all``).
+    (``skip``), buffered if nothing is (``buffer_one``), or buffered anyway (``buffer_all``, and
+    ``allow_all`` at its cap, here one run).
     """
     started: list[int] = []
     buffer: list[int] = []
@@ -163,7 +168,7 @@ def model(policy: str, interval: int, durations: list[int], horizon: int) -> lis
             if busy_until is None:
                 started.append(trigger)
                 busy_until = now + durations[len(started) - 1]
-            elif policy == "buffer_all" or (policy == "buffer_one" and not buffer):
+            elif policy in ("buffer_all", "allow_all") or (policy == "buffer_one" and not buffer):
                 buffer.append(trigger)
     return started
 
@@ -176,10 +181,13 @@ def scheduler(policy: str, interval: int, durations: list[int], horizon: int) ->
         if len(ended) < len(runs) or not runs and now < interval:
             continue  # a run is in flight (MAX_CONCURRENT 1), or nothing is due yet
         last, created = (runs[-1][0], runs[-1][1]) if runs else (None, None)
+        in_flight = [
+            end if end <= now else None for _, made, end in runs if created is not None and made <= created < end
+        ]
         activity = Activity(
             last=last,
             freed_before=max((e for e in ended if created is not None and e <= created), default=None),
-            freed_after=max((e for e in ended if created is not None and e > created), default=None),
+            freed_after=None if created is None else slot_freed(created, in_flight, 1),
         )
         if last is not None and grid.following(last) > now:
             continue  # the stored next run is not due: the scheduler does not look
@@ -192,7 +200,7 @@ def scheduler(policy: str, interval: int, durations: list[int], horizon: int) ->
 
 @settings(max_examples=300, deadline=None)
 @given(
-    policy=st.sampled_from(["skip", "buffer_one", "buffer_all"]),
+    policy=st.sampled_from(["skip", "buffer_one", "buffer_all", "allow_all"]),
     interval_s=st.integers(10, 120),
     # Runs from a fifth of an interval to three intervals long, never ending on a whole second.
     shares=st.lists(st.integers(20, 300), min_size=60, max_size=60),
@@ -204,3 +212,104 @@ def test_the_scheduler_runs_what_the_policy_promises(policy, interval_s, shares)
     expected = model(policy, interval, durations, horizon)
     got = scheduler(policy, interval, durations, horizon)
     assert got == expected, "the same runs, in the same order"
+
+
+def replaced(interval: int, durations: list[int], horizon: int) -> tuple[list[int], list[int]]:
+    """``cancel_other`` as the scheduler runs it: two slots, and a run that starts fails every other one.
+
+    Returns the occurrences run and, for each, when it ended (cut short by the next, or on its own).
+    """
+    grid, runs = EpochGrid(interval), []  # [occurrence, created, end]
+    for now in range(S, horizon + 1, S):
+        active = [run for run in runs if run[2] > now]
+        last, created = (runs[-1][0], runs[-1][1]) if runs else (None, None)
+        if len(active) >= 2 or (last is not None and grid.following(last) > now) or (not runs and now < interval):
+            continue
+        in_flight = [
+            run[2] if run[2] <= now else None for run in runs if created is not None and run[1] <= created < run[2]
+        ]
+        activity = Activity(
+            last=last,
+            freed_before=max((run[2] for run in runs if run[2] <= (created or 0)), default=None),
+            freed_after=None if created is None else slot_freed(created, in_flight, 2),
+        )
+        occurrence = Owed(grid, phase=0, activity=activity, now=now, overlap="cancel_other", replay_paused=False).next()
+        if occurrence > horizon:
+            break
+        start = max(now, occurrence)
+        for run in active:  # the listener fails the run it replaces when the new one starts
+            run[2] = min(run[2], start)
+        runs.append([occurrence, now, start + durations[len(runs)]])
+    return [run[0] for run in runs], [run[2] for run in runs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    interval_s=st.integers(10, 120),
+    shares=st.lists(st.integers(20, 300), min_size=60, max_size=60),
+)
+def test_cancel_other_runs_every_trigger_and_never_two_at_once_for_long(interval_s, shares):
+    interval = interval_s * S
+    durations = [interval * share // 100 + S // 3 for share in shares]
+    horizon = 40 * interval
+    ran, ends = replaced(interval, durations, horizon)
+    assert ran == list(range(ran[0], ran[-1] + 1, interval)), "every trigger starts, none is queued or dropped"
+    for end, following in zip(ends, ran[1:], strict=False):
+        assert end <= following + S, "each run is over once the one after it starts (a loop later at most)"
+
+
+# -- several slots (max_active_runs), the catch-up after downtime, the queue's bound ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("ends", "slots", "freed"),
+    [
+        pytest.param([None], 1, None, id="one-slot-still-held"),
+        pytest.param([at(3, 5)], 1, at(3, 5), id="one-slot-freed-when-the-run-ended"),
+        pytest.param([None, at(2)], 3, at(1), id="a-slot-was-free-at-creation"),
+        pytest.param([at(4), None, at(2, 30)], 3, at(2, 30), id="three-slots-the-first-to-end-freed-one"),
+        pytest.param([at(4), None, at(2, 30), None], 3, at(4), id="one-over-the-cap-the-second-to-end-freed-one"),
+    ],
+)
+def test_when_a_slot_freed(ends, slots, freed):
+    assert slot_freed(at(1), ends, slots) == freed
+
+
+def test_a_tick_that_found_a_free_slot_is_never_held_whatever_the_policy():
+    # 16 slots, one taken at 16:41's creation: 16:42 found a slot free and is on time.
+    activity = Activity(last=at(1), freed_before=at(0, 50), freed_after=slot_freed(at(1), [None], 16))
+    for overlap in ("skip", "buffer_one", "buffer_all", "allow_all"):
+        decision = owed(activity, now=at(2, 1), overlap=overlap)
+        assert decision.next() == at(2) and decision.treatment(at(2)) == DUE, overlap
+
+
+def test_after_downtime_the_catch_up_backlog_and_deadline_decide_and_held_ticks_still_queue():
+    # The slot freed at 16:43:05 (16:42 and 16:43 held), then the scheduler was down until 16:50:30.
+    activity = Activity(last=at(1), freed_before=at(0, 50), freed_after=at(3, 5))
+    backfill = owed(activity, now=at(10, 30), overlap="allow_all")
+    assert backfill.next() == at(2), "the held ticks first, oldest first"
+    assert [backfill.treatment(at(m)) for m in (2, 3, 4, 9, 10)] == [QUEUED, QUEUED, MISSED, MISSED, DUE]
+    three = Owed(MINUTE, phase=0, activity=activity, now=at(10, 30), overlap="skip", replay_paused=False, backlog=3)
+    assert three.next() == at(8), "Backfill(limit=2): the newest and the two missed before it"
+    assert [three.treatment(at(m)) for m in (7, 8, 9, 10)] == [MISSED, DUE, DUE, DUE]
+    late = Owed(
+        MINUTE,
+        phase=0,
+        activity=activity,
+        now=at(10, 30),
+        overlap="allow_all",
+        replay_paused=False,
+        deadline=4 * US_PER_MINUTE,
+    )
+    assert late.next() == at(7), "nothing due longer ago than the deadline runs, held or not"
+    assert late.treatment(at(2)) == MISSED
+
+
+def test_the_queue_keeps_the_newest_thousand_held_ticks():
+    # A run held the only slot for two days of a one-minute cadence.
+    activity = Activity(last=at(0), freed_before=at(-1), freed_after=at(2880, 5))
+    decision = owed(activity, now=at(2880, 6), overlap="buffer_all")
+    oldest = at(2880 - QUEUE_LIMIT + 1)
+    assert decision.next() == oldest
+    assert decision.treatment(oldest - US_PER_MINUTE) == BUFFER_FULL
+    assert decision.treatment(oldest) == QUEUED

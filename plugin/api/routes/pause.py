@@ -1,0 +1,48 @@
+"""``POST /api/v1/dags/{dag_id}/pause`` and ``/unpause``: Airflow's pause, with a note of why, kept in the audit log."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from airflow.api_fastapi.common.db.common import SessionDep
+from airflow.api_fastapi.core_api.security import GetUserDep
+from airflow.api_fastapi.logging.decorators import action_logging
+from fastapi import APIRouter, Depends
+
+from ..action_models import PauseRequest, PauseState
+from ..inputs import body_openapi, json_object_body
+from ..pauses import pause
+from .access import pause_dags
+from .refusals import SIGNED_IN, refusals
+
+router = APIRouter(tags=["pause"], responses=SIGNED_IN)
+_body = json_object_body(PauseRequest)
+"""One reader for both uses below: FastAPI then reads and checks the body once per request."""
+PauseBody = Annotated[PauseRequest, Depends(_body)]
+
+
+def _dependencies(event: str) -> list:
+    # Authorize as Airflow's own pause does, then refuse a body that is not a JSON object, then log the action.
+    return [pause_dags, Depends(_body), Depends(action_logging(event=event))]
+
+
+@router.post(
+    "/api/v1/dags/{dag_id}/pause",
+    responses=refusals(404, 413, 415),
+    dependencies=_dependencies("tessera_pause"),
+    openapi_extra=body_openapi(PauseRequest),
+)
+def post_pause(dag_id: str, user: GetUserDep, session: SessionDep, body: PauseBody) -> PauseState:
+    """Pause the DAG and record ``note`` (kept in Airflow's audit log: Browse > Audit Log)."""
+    return pause(session, dag_id, paused=True, note=body.note, by=user.get_name())
+
+
+@router.post(
+    "/api/v1/dags/{dag_id}/unpause",
+    responses=refusals(404, 413, 415),
+    dependencies=_dependencies("tessera_unpause"),
+    openapi_extra=body_openapi(PauseRequest),
+)
+def post_unpause(dag_id: str, user: GetUserDep, session: SessionDep, body: PauseBody) -> PauseState:
+    """Unpause the DAG and record ``note``; a DAG paused after failed runs then gets its N tries again."""
+    return pause(session, dag_id, paused=False, note=body.note, by=user.get_name())
