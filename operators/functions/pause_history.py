@@ -14,6 +14,9 @@ Browse > Audit Log), with its time:
   events ``tessera.dag.pause`` / ``tessera.dag.unpause`` (:mod:`tessera.operators.pauses`);
 * Airflow's own pause after ``max_consecutive_failed_dag_runs``: event ``paused``.
 
+:func:`standing_pauses` reads, for many DAGs in one query, the pause each is in when tessera
+made it (with its note), for the status and the Schedules page.
+
 Not seen: a bulk ``PATCH /api/v2/dags`` by pattern (logged without a DAG id), a
 direct database update, and entries removed by ``airflow db clean``. A pause this
 module does not see makes a tick read as missed rather than suspended, and a run-now
@@ -24,13 +27,14 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow.models.log import Log
-from sqlalchemy import select
+from sqlalchemy import and_, func, or_, select
 
-from tessera.operators.pauses import PAUSE_EVENT, UNPAUSE_EVENT
+from tessera.operators.pauses import PAUSE_EVENT, UNPAUSE_EVENT, PauseRecord
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -39,7 +43,8 @@ MAX_CHANGES = 100
 """At most this many pause changes are read per question: one query, bounded rows."""
 
 _CLI = {"cli_dag_pause": True, "cli_dag_unpause": False, "paused": True}
-_API = ("patch_dag", PAUSE_EVENT, UNPAUSE_EVENT)
+_TESSERA = (PAUSE_EVENT, UNPAUSE_EVENT)
+_API = ("patch_dag", *_TESSERA)
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,9 @@ class LoggedPause:
     at: datetime.datetime
     paused: bool
     event: str
-    """``patch_dag`` (UI or REST) or ``cli_dag_pause`` / ``cli_dag_unpause``."""
+    """``patch_dag`` (UI or REST), ``cli_dag_pause`` / ``cli_dag_unpause``, ``paused``, or tessera's events."""
+    record: PauseRecord | None = None
+    """Tessera's own record of it (who, the note, the reason, the failed runs); ``None`` for Airflow's entries."""
 
 
 def logged_pauses(
@@ -142,7 +149,7 @@ def logged_pauses(
     as :func:`pause_changes` does.
     """
     kinds = Log.event.in_([*_CLI, *_API])
-    columns = (Log.id, Log.dttm, Log.event, Log.extra)
+    columns = (Log.id, Log.dttm, Log.event, Log.extra, Log.owner)
     before = session.execute(
         select(*columns)
         .where(Log.dag_id == dag_id, kinds, Log.dttm <= at)
@@ -159,11 +166,36 @@ def logged_pauses(
 
     def logged(rows: Any) -> list[LoggedPause]:
         found = []
-        for log_id, moment, event, extra in rows:
+        for log_id, moment, event, extra, owner in rows:
             paused = _paused_by(event, extra)
             if paused is not None and moment is not None:
-                found.append(LoggedPause(log_id, moment, paused, event))
+                record = PauseRecord.of_entry(dag_id, event, moment, owner, extra) if event in _TESSERA else None
+                found.append(LoggedPause(log_id, moment, paused, event, record))
         return found
 
     newest = logged(before)
     return (newest[0] if newest else None), logged(after)
+
+
+def standing_pauses(session: Session, dag_ids: Collection[str]) -> dict[str, PauseRecord]:
+    """The pause each of ``dag_ids`` is in, when tessera made it: its newest pause change is tessera's pause.
+
+    One grouped query for any number of DAGs. A DAG whose newest change is Airflow's own (the UI's
+    toggle, ``airflow dags pause``, ``max_consecutive_failed_dag_runs``) or an unpause is left out:
+    no note stands for it. A ``PATCH`` that does not set ``is_paused`` is no pause change.
+    """
+    ids = sorted(set(dag_ids))
+    if not ids:
+        return {}
+    changes = or_(Log.event.in_(list(_CLI)), and_(Log.event.in_(_API), Log.extra.like('%"is_paused"%')))
+    newest = select(func.max(Log.id).label("id")).where(Log.dag_id.in_(ids), changes).group_by(Log.dag_id).subquery()
+    rows = session.execute(
+        select(Log.dag_id, Log.event, Log.dttm, Log.owner, Log.extra)
+        .join(newest, newest.c.id == Log.id)
+        .where(Log.event == PAUSE_EVENT)
+    )
+    return {
+        dag_id: PauseRecord.of_entry(dag_id, event, at, owner, extra)
+        for dag_id, event, at, owner, extra in rows
+        if at is not None
+    }

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from .outcomes import RunOutcome
 
 Instant = datetime.datetime
+MAX_FAILED_RUNS_LISTED = 10
+"""A pause after 1,000 failures names its 10 newest runs (and counts them all): a row stays small."""
 
 
 class _Model(BaseModel):
@@ -195,6 +197,23 @@ class StaleParentModel(_Model):
     bound_hours: float = Field(description="The schedule's PARENT_FRESHNESS window, in hours.")
 
 
+class PauseNote(_Model):
+    """Why a paused DAG is paused, as tessera recorded it (audit log event ``tessera.dag.pause``).
+
+    Set only while the DAG's newest pause change is that pause: a pause made in Airflow's UI, its
+    REST API or ``airflow dags pause`` records no note, and the row's ``pause`` is then null.
+    """
+
+    note: str | None = Field(description="The note given with the pause (user text, at most 1024 bytes); null: none.")
+    by: str | None = Field(description="Who: the signed-in user, the CLI's OS user, or 'tessera' after failures.")
+    at: Instant = Field(description="When the DAG was paused.")
+    reason: str = Field(description="by_hand, or pause_after_failures (paused after that many failed runs in a row).")
+    failed_runs: list[str] = Field(
+        default_factory=list, description=f"The newest failed runs that paused it (at most {MAX_FAILED_RUNS_LISTED})."
+    )
+    failed_run_count: int = Field(default=0, description="How many runs failed in a row when it was paused.")
+
+
 class DagStatus(_Model):
     dag_id: str
     summary: str
@@ -215,6 +234,9 @@ class DagStatus(_Model):
     stale_parents: list[StaleParentModel] = Field(
         default_factory=list,
         description="AFTER parents with no completed fire within PARENT_FRESHNESS, as of now (a fire proceeds anyway).",
+    )
+    pause: PauseNote | None = Field(
+        default=None, description="Why it is paused, when tessera paused it (with a note or after failed runs)."
     )
     error: str | None = Field(
         default=None,

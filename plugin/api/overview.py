@@ -30,10 +30,12 @@ from .models import (
     DagStatus,
     Lane,
     Lateness,
+    PauseNote,
     PlannedOccurrence,
     StaleParentModel,
 )
 from .outcomes import RunOutcome
+from .pause_notes import add_pause_notes
 from .plans import lane_start, next_and_lane, plain_instant
 from .row_errors import plan_row, status_row
 from .runs import RunHistory, run_histories
@@ -73,6 +75,7 @@ class PageDag(BaseModel):
     stale_parents: list[StaleParentModel]
     error: str | None = Field(description="Why its plan or status could not be computed.")
     broken: BrokenModel | None = Field(default=None, description="Set while the DAG's file does not parse or is gone.")
+    pause: PauseNote | None = Field(default=None, description="As in the status: why tessera paused it, with the note.")
 
 
 class PageResponse(BaseModel):
@@ -207,6 +210,7 @@ def page_data(session: Session, user: Any, readable: Collection[str], *, now: da
         if row["dag_id"] in broken:
             row.update(page_update(broken[row["dag_id"]]))
     rows = sorted([*rows, *(_broken_row(plan, status) for plan, status in added)], key=lambda row: row["dag_id"])
+    add_pause_notes(session, rows)  # one query for every paused DAG listed, none while none is paused
     return {
         "now": now,
         "lanes_after": lane_start(now),

@@ -14,12 +14,14 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from tessera.operators.functions.pause_history import LoggedPause
+
 from .schedules import duration_text
 from .why_facts import Facts
 from .why_models import Decision
 from .why_records import RunRow
 from .why_schedule import newer_due
-from .why_words import ago, job_record, job_words, run_record, when
+from .why_words import ago, job_record, job_words, pause_words, run_record, when
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,14 @@ def _parse_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     return None
 
 
-def _via(event: str) -> str:
+def _via(pause: LoggedPause) -> str:
+    if pause.record is not None:  # tessera's entry holds who, why and the note
+        return pause_words(pause.record)
+    event = pause.event
     if event.startswith("cli_"):
         return "with airflow dags pause"
-    if event.startswith("tessera."):  # tessera.dag.pause: the audit-log entry holds the note or the failed runs
-        return "by tessera (tessera pause, its REST route, or pause_after_failures)"
+    if event == "paused":
+        return "by Airflow after max_consecutive_failed_dag_runs"
     return "through the UI or the REST API"
 
 
@@ -71,7 +76,7 @@ def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
             return None
         return Blocker(
             "paused",
-            f"the DAG was paused when it came due at {when(due)} (paused {when(pause.at)} {_via(pause.event)})",
+            f"the DAG was paused when it came due at {when(due)} (paused {when(pause.at)} {_via(pause)})",
             f"audit log #{pause.log_id} ({pause.event})",
             ended,
             "it was unpaused",

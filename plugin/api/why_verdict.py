@@ -14,7 +14,7 @@ from .why_blockers import no_run_decision
 from .why_facts import Facts
 from .why_models import Decision, Evidence
 from .why_runs import run_decision
-from .why_words import names, run_record, run_words, when
+from .why_words import names, pause_words, run_record, run_words, when
 
 
 def _ran_words(facts: Facts) -> str:
@@ -193,10 +193,11 @@ def _next_evidence(facts: Facts, decision: Decision) -> None:
             (p for p in reversed(facts.pauses) if p.paused), facts.pause if facts.pause and facts.pause.paused else None
         )
         record = f"audit log #{pause.log_id} ({pause.event})" if pause else "dag row (is_paused)"
+        why = f" Paused {when(pause.at)} {pause_words(pause.record)}." if pause and pause.record else ""
         decision.add(
             "next",
             "paused",
-            f"The DAG is paused now: nothing is scheduled until it is unpaused; then {view.policy_words()}.",
+            f"The DAG is paused now: nothing is scheduled until it is unpaused; then {view.policy_words()}.{why}",
             record,
         )
         return

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import json
 from zoneinfo import ZoneInfo
+
+from tessera.operators.pauses import AFTER_FAILURES, PauseRecord
 
 from .schedules import duration_text
 from .why_records import JobRow, RunRow
@@ -69,3 +72,18 @@ def names(items: list[str]) -> str:
     if len(quoted) <= 1:
         return "".join(quoted)
     return ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def pause_words(record: PauseRecord) -> str:
+    """``by hand by op with the note "source down"``: who paused the DAG through tessera, why, and the note.
+
+    The note is user text, quoted as JSON (its quotes and newlines escaped) so it cannot pass for the answer's words.
+    """
+    if record.reason == AFTER_FAILURES:
+        runs = [repr(run) for run in record.failed_runs]
+        listed = ", ".join(runs[:3]) + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+        how = f"by tessera after {len(runs)} failed runs in a row (pause_after_failures: {listed})"
+    else:
+        how = f"by hand by {record.by or 'an unnamed user'}"
+    note = f" with the note {json.dumps(record.note, ensure_ascii=False)}" if record.note else ", with no note"
+    return how + note

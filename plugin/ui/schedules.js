@@ -138,6 +138,28 @@ function newRow(dagId) {
   return { main, laneRow, lane, note, cells, keys: {} };
 }
 
+// A line of user text cut to fit a row: its first line, at most `max` characters (the whole is in the tooltip).
+function excerpt(text, max = 80) {
+  const line = text.split("\n", 1)[0];
+  return line.length > max || line !== text ? `${line.slice(0, max).trimEnd()}…` : line;
+}
+
+// Why a paused DAG is paused: the reason in the chip, the note (user text: always a text node) below it.
+function pauseChips(dag) {
+  const p = dag.pause;
+  if (!p) return [chip("idle", "paused", "Paused in Airflow (its UI, REST API or CLI): no note recorded")];
+  const failures = p.reason === "pause_after_failures";
+  const text = failures ? `paused after ${p.failed_run_count} failures` : `paused by ${excerpt(p.by || "someone", 24)}`;
+  const runs = p.failed_runs.length ? `: ${p.failed_runs.join(", ")}${p.failed_run_count > p.failed_runs.length ? ", …" : ""}` : "";
+  const title = [
+    failures ? `Paused by tessera after ${p.failed_run_count} failed runs in a row (pause_after_failures)${runs}`
+      : `Paused by hand by ${p.by || "someone"}`,
+    `at ${when(p.at)} UTC`,
+    p.note ? `Note: ${p.note}` : "No note"].join(" · ");
+  return [chip("idle", text, title),
+    p.note ? el("div", { class: "sub pause-note", title: p.note }, `Note: ${excerpt(p.note)}`) : null];
+}
+
 // A DAG id may break only after "_", "-" or ".": never inside a word of it.
 function breakable(text) {
   return text.split(/(?<=[_.-])/).flatMap((part, i) => (i ? [el("wbr", {}), part] : [part]));
@@ -156,12 +178,12 @@ function updateRow(row, dag) {
   const next = dag.next;
   const schedule = dag.trigger || dag.summary;
   row.main.classList.toggle("broken", Boolean(error));
-  setCell(row, "dag", JSON.stringify([schedule, dag.timezone, dag.is_paused, error]), () => [
+  setCell(row, "dag", JSON.stringify([schedule, dag.timezone, dag.is_paused, dag.pause, error]), () => [
     airflowLink(`/dags/${encodeURIComponent(dag.dag_id)}`, breakable(dag.dag_id)),
     el("div", { class: "schedule" }, schedule),
     // The zone once: a calendar or cron summary already names it.
     dag.timezone !== "UTC" && !schedule.includes(dag.timezone) ? el("span", { class: "sub" }, dag.timezone, " ") : null,
-    dag.is_paused ? chip("idle", "paused") : null,
+    dag.is_paused ? pauseChips(dag) : null,
     error ? chip("bad", "error", error) : null]);
   setCell(row, "next", JSON.stringify([next, dag.phase, dag.trigger]), () => {
     if (!next) return el("span", { class: "sub" }, dag.trigger || (dag.cadence_kind === "after" ? "after its parents" : "—"));

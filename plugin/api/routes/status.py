@@ -10,6 +10,7 @@ from ..broken_rows import broken_status, with_broken_statuses
 from ..contradictions import all_contradictions
 from ..errors import NotFound
 from ..models import DagStatus, StatusResponse
+from ..pause_notes import with_pause_notes
 from ..row_errors import status_row
 from ..runs import run_histories
 from ..schedules import scheduled_dag, scheduled_dags
@@ -29,7 +30,8 @@ def get_statuses(session: SessionDep, user: GetUserDep) -> StatusResponse:
     histories = run_histories(session, [item.dag_id for item in items])
     fires = parent_fires(items, session)
     rows = [status_row(item, contradictions, histories[item.dag_id], fires, session) for item in items]
-    return StatusResponse(dags=with_broken_statuses(session, rows, mine))  # broken DAGs keep their rows
+    rows = with_broken_statuses(session, rows, mine)  # broken DAGs keep their rows
+    return StatusResponse(dags=with_pause_notes(session, rows))
 
 
 @router.get("/api/v1/dags/{dag_id}/status", dependencies=[read_runs], responses=refusals(404))
@@ -41,8 +43,8 @@ def get_status(dag_id: str, session: SessionDep, user: GetUserDep) -> DagStatus:
     except NotFound:  # a DAG whose file broke is stale, but keeps its row with the reason
         if (row := broken_status(session, dag_id, mine)) is None:
             raise
-        return row
+        return with_pause_notes(session, [row])[0]
     contradictions, _ = all_contradictions(session, user, {dag_id})
     history = run_histories(session, [dag_id])[dag_id]
     row = status_row(item, contradictions, history, parent_fires([item], session), session)
-    return with_broken_statuses(session, [row], mine, [dag_id])[0]
+    return with_pause_notes(session, with_broken_statuses(session, [row], mine, [dag_id]))[0]

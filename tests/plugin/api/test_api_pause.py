@@ -129,3 +129,87 @@ def test_why_cites_the_pause_tessera_recorded(api):
     # paused after the newest occurrence came due: what happens next cites the entry that proves the pause
     assert "The DAG is paused now: nothing is scheduled until it is unpaused" in answer, answer
     assert "(tessera.dag.pause)" in answer
+
+
+# -- why a paused DAG is paused: on its status, its page row and in "why" ------------------------
+
+
+def _rows(api: Api) -> tuple[dict, dict, dict]:
+    """The DAG's row in the status list, its own status and its page row, as a viewer reads them."""
+    answers = [
+        api.call("GET", path, user="viewer")
+        for path in ("/tessera/api/v1/status", f"/tessera/api/v1/dags/{DAG_ID}/status", "/tessera/api/v1/page")
+    ]
+    assert all(answer.status_code == 200 for answer in answers), [answer.text for answer in answers]
+    listed, own, page = (answer.json() for answer in answers)
+    of = lambda body: next(row for row in body["dags"] if row["dag_id"] == DAG_ID)  # noqa: E731
+    return of(listed), own, of(page)
+
+
+def test_the_status_and_the_page_say_who_paused_the_dag_why_and_the_note(api):
+    note = "source down, see INC-12\n<img src=x onerror=alert(1)>"
+    paused = api.call("POST", PAUSE, user="op", json_body={"note": note}).json()
+    for row in _rows(api):
+        assert row["is_paused"] is True
+        assert row["pause"] == {
+            "note": note,
+            "by": "op",
+            "at": paused["at"],
+            "reason": "by_hand",
+            "failed_runs": [],
+            "failed_run_count": 0,
+        }
+
+
+def test_a_pause_made_in_airflow_after_tessera_s_has_no_note(api):
+    assert api.call("POST", PAUSE, user="op", json_body={"note": "old reason"}).status_code == 200
+    assert api.call("POST", UNPAUSE, user="op", json_body={}).status_code == 200
+    assert all(row["pause"] is None for row in _rows(api)), "an unpaused DAG has no pause"
+    assert api.call("POST", PAUSE, user="op", json_body={"note": "old reason"}).status_code == 200
+    own = api.call("PATCH", f"/api/v2/dags/{DAG_ID}", user="op", json_body={"is_paused": True})
+    assert own.status_code == 200, own.text
+    rows = _rows(api)
+    assert all(row["is_paused"] is True and row["pause"] is None for row in rows), rows
+
+
+def _paused_after_failures(runs: list[str]) -> None:
+    from airflow.utils.session import create_session
+
+    from tessera.operators.pauses import AFTER_FAILURES, set_paused
+
+    with create_session() as session:
+        set_paused(
+            session, DAG_ID, paused=True, note="Paused by tessera: 12 runs failed in a row", by="tessera",
+            reason=AFTER_FAILURES, failed_runs=runs,
+        )  # fmt: skip
+
+
+def test_a_pause_after_failures_names_its_reason_and_its_newest_failed_runs(api):
+    runs = [f"scheduled__2026-03-02T{hour:02d}:00:00+00:00" for hour in range(12, 0, -1)]
+    _paused_after_failures(runs)
+    for row in _rows(api):
+        pause = row["pause"]
+        assert (pause["reason"], pause["by"], pause["failed_run_count"]) == ("pause_after_failures", "tessera", 12)
+        assert pause["failed_runs"] == runs[:10], "the ten newest, of twelve"
+        assert pause["note"] == "Paused by tessera: 12 runs failed in a row"
+
+
+def test_why_says_the_note_and_the_reason_of_tessera_s_pause(api):
+    assert api.call("POST", PAUSE, user="op", json_body={"note": 'source "down"'}).status_code == 200
+    why = api.call("GET", f"/tessera/api/v1/dags/{DAG_ID}/why", user="viewer")
+    assert why.status_code == 200, why.text
+    paused = next(item for item in why.json()["evidence"] if (item["section"], item["fact"]) == ("next", "paused"))
+    assert paused["text"].startswith("The DAG is paused now: nothing is scheduled until it is unpaused; then ")
+    assert paused["text"].endswith(' by hand by op with the note "source \\"down\\"".'), paused
+    assert paused["record"].endswith("(tessera.dag.pause)")
+
+
+def test_why_says_a_pause_after_failures_and_its_runs(api):
+    _paused_after_failures(["scheduled__c", "scheduled__b", "scheduled__a", "scheduled__0"])
+    why = api.call("GET", f"/tessera/api/v1/dags/{DAG_ID}/why", user="viewer")
+    assert why.status_code == 200, why.text
+    paused = next(item for item in why.json()["evidence"] if (item["section"], item["fact"]) == ("next", "paused"))
+    assert (
+        "by tessera after 4 failed runs in a row (pause_after_failures: 'scheduled__c', 'scheduled__b', "
+        "'scheduled__a' and 1 more) with the note \"Paused by tessera: 12 runs failed in a row\""
+    ) in paused["text"], paused
