@@ -183,7 +183,7 @@ function updateRow(row, dag) {
     el("div", { class: "schedule" }, schedule),
     // The zone once: a calendar or cron summary already names it.
     dag.timezone !== "UTC" && !schedule.includes(dag.timezone) ? el("span", { class: "sub" }, dag.timezone, " ") : null,
-    dag.is_paused ? pauseChips(dag) : null,
+    ...(dag.is_paused ? pauseChips(dag) : []),
     error ? chip("bad", "error", error) : null]);
   setCell(row, "next", JSON.stringify([next, dag.phase, dag.trigger]), () => {
     if (!next) return el("span", { class: "sub" }, dag.trigger || (dag.cadence_kind === "after" ? "after its parents" : "—"));

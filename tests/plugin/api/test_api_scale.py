@@ -5,7 +5,7 @@ Airflow's engine, over whole requests through the tessera app mounted in Airflow
 app, for 10 DAGs, again after 90 more were stored and again at 1,000: mixed cadences
 (``Every``, calendar cadences in several zones, ``Cron``, declared schedules, AFTER fan-in
 behind two declared parents with a freshness bound, Airflow's built-in cron), each DAG with a
-run history, and completed fires of some AFTER parents.
+run history, completed fires of some AFTER parents, and some paused (with a note or in Airflow).
 """
 
 from __future__ import annotations
@@ -109,6 +109,26 @@ def add_runs(dag_ids: list[str]) -> None:
             session.add(AssetEvent(asset_id=asset_id, timestamp=now))
 
 
+PAUSED_BY_TESSERA, PAUSED_IN_AIRFLOW = (0, 3), (1,)
+"""In each block of ten, the DAGs paused with a note (``tessera pause``) and those paused in Airflow (no note)."""
+
+
+def pause_some(dag_ids: list[str]) -> None:
+    """Pause three DAGs of each ten: two through tessera, with a note, and one as Airflow's UI would."""
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import update
+
+    from tessera.operators.pauses import set_paused
+
+    with create_session() as session:
+        for dag_id in dag_ids:
+            if int(dag_id[-4:]) % 10 in PAUSED_BY_TESSERA:
+                set_paused(session, dag_id, paused=True, note=f"{dag_id}: source down", by="op")
+        airflow = [dag_id for dag_id in dag_ids if int(dag_id[-4:]) % 10 in PAUSED_IN_AIRFLOW]
+        session.execute(update(DagModel).where(DagModel.dag_id.in_(airflow)).values(is_paused=True))
+
+
 def count_queries(api: Api, path: str) -> tuple[int, Any]:
     from airflow.settings import engine
     from sqlalchemy import event
@@ -136,6 +156,7 @@ def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         for block in range(0, count, 100):  # files of at most 100 DAGs, as a fleet's would be
             store_dags(folder, FLEET_FILE, tuple(dag_ids[block : block + 100]))
         add_runs(dag_ids)
+        pause_some(dag_ids)
         return dag_ids
 
     grow(0, SIZES[0])
@@ -169,15 +190,19 @@ def test_the_page_calls_cost_the_same_queries_for_10_100_and_1000_dags(fleet):
     print({size: {name: warm for name, (_, warm) in calls.items()} for size, calls in counts.items()})
     assert counts[100] == counts[10]
     assert counts[1000] == counts[10]
-    # 12, and one more for the DAGs whose file broke (one query while none has, see broken_rows)
-    assert all(warm <= 13 for _, warm in counts[10].values()), counts[10]
+    # 12, one more for the DAGs whose file broke (one query while none has, see broken_rows), and one
+    # for why the paused DAGs are paused (pause_notes: none while no DAG listed is paused)
+    assert all(warm <= 14 for _, warm in counts[10].values()), counts[10]
 
 
 def test_the_status_rows_read_the_runs_and_parent_fires_the_grouped_queries_found(fleet):
     api, _ = fleet
     _, body = count_queries(api, "/tessera/api/v1/status")
     rows = {row["dag_id"]: row for row in body["dags"] if row["dag_id"].startswith("scale_")}
-    for row in rows.values():
+    for dag_id, row in rows.items():
+        paused_by_tessera = int(dag_id[-4:]) % 10 in PAUSED_BY_TESSERA
+        assert row["is_paused"] is (paused_by_tessera or int(dag_id[-4:]) % 10 in PAUSED_IN_AIRFLOW)
+        assert (row["pause"] or {}).get("note") == (f"{dag_id}: source down" if paused_by_tessera else None)
         assert row["last_fire"]["run_id"] == "scheduled__1"
         assert row["last_run"]["run_id"] == "manual__1"
         assert row["last_outcome"] == "success"
@@ -214,7 +239,9 @@ def test_the_page_row_says_what_the_plan_the_status_and_the_triggers_say(fleet):
         for name in ("summary", "timezone", "cadence_kind", "phase", "is_paused", "error"):
             assert row[name] == plan[name], (row["dag_id"], name)
         assert row["next"] == (plan["occurrences"] or [None])[0], row["dag_id"]
-        for name in ("last_outcome", "skip_reason", "consecutive_failures", "conditions", "lateness", "stale_parents"):
+        for name in (
+            "last_outcome", "skip_reason", "consecutive_failures", "conditions", "lateness", "stale_parents", "pause"
+        ):  # fmt: skip
             assert row[name] == status[name], (row["dag_id"], name)
         last = status["last_run"]
         assert row["last_run"] == {"run_type": last["run_type"], "run_after": last["run_after"]}
