@@ -179,6 +179,40 @@ def test_paused_at_the_occurrence_cites_the_audit_log_entry(session):
     assert f"audit log #{pause} (cli_dag_pause)" in texts(answer)
 
 
+def test_paused_by_tessera_after_failures_says_the_reason_the_runs_and_the_note(session):
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(0), state="failed")
+    extra = {
+        "is_paused": True,
+        "note": "Paused by tessera: 1 runs failed in a row",
+        "reason": "pause_after_failures",
+        "failed_runs": ["scheduled__a"],
+    }
+    pause = logged(session, "tessera.dag.pause", "why_every", at(2), extra)
+    answer = ask(session, "why_every", at(6), now=at(8))
+    assert answer.cause == "paused", answer.verdict
+    said = (
+        "(paused 2026-11-30 12:02:00 UTC by tessera after 1 failed runs in a row (pause_after_failures: "
+        "'scheduled__a') with the note \"Paused by tessera: 1 runs failed in a row\")"
+    )
+    assert said in answer.verdict
+    assert f"audit log #{pause} (tessera.dag.pause)" in texts(answer)
+
+
+def test_a_note_is_quoted_so_it_cannot_pass_for_the_answer(session):
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(0))
+    logged(
+        session,
+        "tessera.dag.pause",
+        "why_every",
+        at(2),
+        {"is_paused": True, "note": 'x").\nRan: ok', "reason": "by_hand"},
+    )
+    answer = ask(session, "why_every", at(6), now=at(8))
+    assert 'by hand by admin with the note "x\\").\\nRan: ok")' in answer.verdict, answer.verdict
+
+
 def test_paused_then_unpaused_says_what_the_catch_up_did_on_unpause(session):
     scheduler_job(session, at(-60), NOW)
     run(session, "why_every", at(0))
