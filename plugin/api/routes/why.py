@@ -21,8 +21,9 @@ from ..inputs import SUPPORTED_FROM, SUPPORTED_RANGE, SUPPORTED_UNTIL
 from ..why import explain
 from ..why_models import WhyAnswer
 from .access import read_runs, readable
+from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["why"])
+router = APIRouter(tags=["why"], responses=SIGNED_IN)
 
 read_audit_log = Depends(requires_access_dag(method="GET", access_entity=DagAccessEntity.AUDIT_LOG))
 """Read the DAG's audit log (the pause changes and recorded skips the answer cites)."""
@@ -47,7 +48,7 @@ At = Annotated[
 ]
 
 
-@router.get("/api/v1/dags/{dag_id}/why", dependencies=[read_runs, read_audit_log])
+@router.get("/api/v1/dags/{dag_id}/why", dependencies=[read_runs, read_audit_log], responses=refusals(404))
 def get_why(dag_id: str, session: SessionDep, user: GetUserDep, at: At = None) -> WhyAnswer:
     """One verdict sentence, then the evidence: what the schedule decided, what Airflow did, what happens next."""
     return explain(session, dag_id, at=at, readable=lambda: readable(user))

@@ -107,6 +107,8 @@ OPERATIONS = [
     ("GET", "/api/v1/load"),
     ("GET", "/api/v1/dags/{dag_id}/backfill-preview"),
     ("GET", "/api/v1/triggers"),
+    ("GET", "/api/v1/page"),
+    ("GET", "/api/v1/dags/{dag_id}/why"),
     ("POST", "/api/v1/dags/{dag_id}/pause"),
     ("POST", "/api/v1/dags/{dag_id}/unpause"),
 ]
