@@ -101,15 +101,18 @@ def count_queries(api: Api, path: str) -> tuple[int, Any]:
 
 @pytest.fixture(scope="module")
 def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Api, Any]]:
+    """The app, and ``grow(prefix, first, count)``, which stores DAGs ``<prefix>_<first>`` onwards with their runs.
+
+    Each test grows a fleet of its own prefix: what it counts does not depend on which test ran first.
+    """
     folder = tmp_path_factory.mktemp("tessera-scale")
 
-    def grow(first: int, count: int) -> list[str]:
-        dag_ids = [f"scale_{n:03d}" for n in range(first, first + count)]
+    def grow(prefix: str, first: int, count: int) -> list[str]:
+        dag_ids = [f"{prefix}_{n:03d}" for n in range(first, first + count)]
         store_dags(folder, FLEET_FILE, tuple(dag_ids))
         add_runs(dag_ids)
         return dag_ids
 
-    grow(0, 5)
     with airflow_api(folder) as api:
         yield api, grow
 
@@ -133,17 +136,20 @@ def test_the_page_calls_cost_the_same_queries_for_5_and_for_50_dags(fleet):
     def on_page(dags: int) -> int:  # every kind but the built-in cron is a tessera DAG the page shows
         return sum(1 for n in range(dags) if KINDS[n % len(KINDS)] != '"0 * * * *"')
 
+    grow("scale", 0, 5)
     small = queries_per_call(api, expected_rows=on_page(5))
-    grow(5, 45)
+    grow("scale", 5, 45)
     large = queries_per_call(api, expected_rows=on_page(50))
     assert large == small
     assert all(warm <= 12 for _, warm in small.values()), small
 
 
 def test_the_status_rows_read_the_runs_the_grouped_queries_found(fleet):
-    api, _ = fleet
+    api, grow = fleet
+    grow("status", 0, 5)
     _, body = count_queries(api, "/tessera/api/v1/status")
-    rows = {row["dag_id"]: row for row in body["dags"] if row["dag_id"].startswith("scale_")}
+    rows = {row["dag_id"]: row for row in body["dags"] if row["dag_id"].startswith("status_")}
+    assert len(rows) == 5, sorted(rows)  # kinds 0-4: all tessera DAGs
     for row in rows.values():
         assert row["last_fire"]["run_id"] == "scheduled__1"
         assert row["last_run"]["run_id"] == "manual__1"
