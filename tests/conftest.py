@@ -60,7 +60,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 # Session-scoped deployments that several e2e files share: their tests go to one xdist worker, so
 # each deployment starts once.
 _SHARED_STACKS = {"postgres_stack": "e2e-postgres", "celery_stack": "e2e-celery", "e2e_home": "e2e-sqlite"}
-E2E_TIMEOUT = 1200
+E2E_TIMEOUT = 1800
 """Seconds for one e2e test (pytest-timeout), the start of its deployment included (a migration alone may
 take minutes on a busy machine); the rest of the suite has pyproject.toml's ``timeout``."""
 
