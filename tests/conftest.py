@@ -78,6 +78,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     e2e = sorted((item for item in items if item.get_closest_marker("e2e")), key=lambda item: item.stash[_COLLECTED_AT])
     fast = [item for item in items if not item.get_closest_marker("e2e")]
+    # A module marked in_order keeps its written order where pytest-randomly put it (its items stay together).
+    in_order = [index for index, item in enumerate(fast) if item.get_closest_marker("in_order")]
+    for index, item in zip(in_order, sorted((fast[i] for i in in_order), key=lambda item: item.stash[_COLLECTED_AT])):
+        fast[index] = item
     for item in e2e:
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))

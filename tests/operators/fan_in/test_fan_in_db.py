@@ -26,6 +26,11 @@ from tessera.operators.fan_in.release import FIRES_KEY
 from tessera.operators.schedules.identity import asset_uri
 from tessera.operators.schedules.waves import WAVES_KEY
 
+# One story over one deployment: a schedule's fire is recorded only when newer than its last one, so each
+# test's fires assume the earlier tests' (and some count the runs those left). Until each test makes its
+# own, the tests run in the order written.
+pytestmark = pytest.mark.in_order
+
 UTC = datetime.timezone.utc
 HOUR = datetime.timedelta(hours=1)
 T0 = datetime.datetime(2026, 3, 1, tzinfo=UTC)
