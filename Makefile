@@ -31,8 +31,12 @@ demo: export TESSERA_DEMO_VENV = $(abspath $(VENV))
 demo: venv
 	bash scripts/demo.sh
 
+# On TEST_WORKERS processes (pytest-xdist): 2, one per core of the CI machine, so at most two e2e
+# deployments run at once. Each e2e file, or set of files sharing one deployment, stays on one worker
+# (xdist_group, see tests/conftest.py). The order is random; the header prints the seed.
+TEST_WORKERS ?= 2
 test: venv
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 lint: venv
 	$(BIN)/ruff check .

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 from pathlib import Path
@@ -9,9 +10,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "dags_examples"
 
-_home = Path(os.environ.get("TESSERA_TEST_AIRFLOW_HOME") or tempfile.mkdtemp(prefix="tessera-airflow-home-"))
+# Each pytest-xdist worker is its own test session: its own home and SQLite DB. A worker inherits the
+# environment of the process that started it, so a connection this file chose there is chosen anew;
+# one the caller set (TESSERA_TEST_AIRFLOW_HOME, AIRFLOW__DATABASE__SQL_ALCHEMY_CONN) is kept.
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+_given = os.environ.get("TESSERA_TEST_AIRFLOW_HOME")
+_home = Path(_given) / _worker if _given else Path(tempfile.mkdtemp(prefix=f"tessera-airflow-home-{_worker}"))
+_home.mkdir(parents=True, exist_ok=True)
 os.environ["AIRFLOW_HOME"] = str(_home)
-os.environ.setdefault("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", f"sqlite:///{_home / 'airflow.db'}")
+if os.environ.get("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN") in (None, os.environ.get("_TESSERA_TEST_CHOSEN_CONN")):
+    os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = os.environ["_TESSERA_TEST_CHOSEN_CONN"] = (
+        f"sqlite:///{_home / 'airflow.db'}"
+    )
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(EXAMPLES)
 os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
@@ -34,3 +44,48 @@ def airflow_db():
 
     db.initdb()
     return os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+
+
+# -- order and distribution (pytest-randomly, pytest-xdist) -----------------------------------------
+
+_COLLECTED_AT = pytest.StashKey[int]()
+_collected = itertools.count()
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Remember the order of collection: pytest-randomly shuffles it before the hook below runs."""
+    item.stash[_COLLECTED_AT] = next(_collected)
+
+
+# Session-scoped deployments that several e2e files share: their tests go to one xdist worker, so
+# each deployment starts once.
+_SHARED_STACKS = {"postgres_stack": "e2e-postgres", "celery_stack": "e2e-celery", "e2e_home": "e2e-sqlite"}
+E2E_TIMEOUT = 1800
+"""Seconds for one e2e test (pytest-timeout), the start of its deployment included (a migration alone may
+take minutes on a busy machine); the rest of the suite has pyproject.toml's ``timeout``."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The fast tier in pytest-randomly's order; each e2e file's tests first, in the order they were written.
+
+    An e2e file is one story told to a deployment that outlives each test (a fixture of module or
+    session scope): its tests build on what the earlier ones did, and some stop the deployment on
+    purpose last (``test_demo.py``, ``test_postgres_ha.py``). So they keep collection order, and
+    every file (or every set of files sharing a session deployment, ``_SHARED_STACKS``) is one
+    ``xdist_group``: ``--dist loadgroup`` runs it on one worker. They go first, so the longest work
+    starts first and the fast tier's tests fill the other workers meanwhile.
+    """
+    e2e = sorted((item for item in items if item.get_closest_marker("e2e")), key=lambda item: item.stash[_COLLECTED_AT])
+    fast = [item for item in items if not item.get_closest_marker("e2e")]
+    # A module marked in_order keeps its written order where pytest-randomly put it (its items stay together).
+    in_order = [index for index, item in enumerate(fast) if item.get_closest_marker("in_order")]
+    for index, item in zip(in_order, sorted((fast[i] for i in in_order), key=lambda item: item.stash[_COLLECTED_AT])):
+        fast[index] = item
+    for item in e2e:
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))
+        if item.get_closest_marker("xdist_group") is None:
+            shared = [group for fixture, group in _SHARED_STACKS.items() if fixture in item.fixturenames]
+            item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
+    items[:] = e2e + fast

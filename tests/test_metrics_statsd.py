@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 
 from tessera.operators.functions import metrics
 from tessera.plugin.api import metrics as refresh_metrics
@@ -303,9 +304,14 @@ def test_refresh_and_stale_parent_counters_carry_the_dag_tag_and_a_per_dag_name(
     assert [g.tags for g in statsd.until(lambda grams: len(grams) == 2)] == [{"dag_id": "metrics_dashboard"}, {}]
     assert [g.name for g in statsd.received] == [joined, f"{joined}.metrics_dashboard"]
 
-    deployment = Deployment(tmp_path, STALE_DAGS, prefix="m_fresh")
-    deployment.run("m_fresh_a", datetime.datetime.now(datetime.timezone.utc), state="success")
-    time.sleep(STALE_AFTER_HOURS * 3600 + 1.5)  # the first parent's fire is now older than the window
+    # Deployed a minute ago: the first parent's fire, dated back below, still comes after the child began
+    # scheduling on its parents' assets.
+    with time_machine.travel(datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=1), tick=True):
+        deployment = Deployment(tmp_path, STALE_DAGS, prefix="m_fresh")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    # The first parent's fire completes on a clock set back past the window: it is older than the window now.
+    with time_machine.travel(now - datetime.timedelta(hours=STALE_AFTER_HOURS, seconds=1.5), tick=True):
+        deployment.run("m_fresh_a", now, state="success")
     deployment.run("m_fresh_b", datetime.datetime.now(datetime.timezone.utc), state="success")
     deployment.schedule()  # the child starts: the release notes m_fa as stale
     stale = "airflow.tessera.schedule.stale_parent"

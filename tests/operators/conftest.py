@@ -144,8 +144,12 @@ class CursorDags:
         """Let a fire in mode "wait" return."""
         (self.folder / f"release-{dag_id}").touch()
 
-    def wait_started(self, dag_id: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:
-        """Wait until the function of the fire in ``process`` is running (modes "sleep" and "wait")."""
+    def wait_started(self, dag_id: str, process: subprocess.Popen[bytes], timeout: float = 600) -> None:
+        """Wait until the function of the fire in ``process`` is running (modes "sleep" and "wait").
+
+        It waits for what it needs, the marker or the process's end; ``timeout`` only bounds a hang. On a busy
+        machine (parallel workers beside other work) the start of a fire's process took more than two minutes.
+        """
         marker = self.folder / f"started-{dag_id}"
         deadline = time.monotonic() + timeout
         while not marker.exists():

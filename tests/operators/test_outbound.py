@@ -10,7 +10,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -39,10 +38,12 @@ def policy_default(monkeypatch: pytest.MonkeyPatch) -> None:
 
 class Recorder(ThreadingHTTPServer):
     hits: list[str]
+    release: threading.Event
+    """Set when the test is done: only then does ``/slow`` answer."""
 
 
 class Handler(BaseHTTPRequestHandler):
-    """``/redirect`` answers 302 to ``/target``; ``/slow`` answers after 3 s; everything else 200 with JSON."""
+    """``/redirect`` answers 302 to ``/target``; ``/slow`` once the test is done; everything else 200 with JSON."""
 
     server: Recorder
 
@@ -50,7 +51,7 @@ class Handler(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.server.hits.append(self.path)
         if self.path == "/slow":
-            time.sleep(3)
+            self.server.release.wait(timeout=60)
         if self.path == "/redirect":
             self.send_response(302)
             self.send_header("Location", "/target")
@@ -74,9 +75,10 @@ class Handler(BaseHTTPRequestHandler):
 def local() -> Iterator[tuple[str, Recorder]]:
     """A server on 127.0.0.1: what a private target looks like; returns its base URL and the paths it was sent."""
     server = Recorder(("127.0.0.1", 0), Handler)
-    server.hits = []
+    server.hits, server.release = [], threading.Event()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}", server
+    server.release.set()
     server.shutdown()
     server.server_close()
 

@@ -19,11 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 from airflow.utils.sqlalchemy import prohibit_commit
 
 from tessera.operators.fan_in.release import FIRES_KEY
 from tessera.operators.schedules.identity import asset_uri
 from tessera.operators.schedules.waves import WAVES_KEY
+
+# One story over one deployment: a schedule's fire is recorded only when newer than its last one, so each
+# test's fires assume the earlier tests' (and some count the runs those left). Until each test makes its
+# own, the tests run in the order written.
+pytestmark = pytest.mark.in_order
 
 UTC = datetime.timezone.utc
 HOUR = datetime.timedelta(hours=1)
@@ -235,7 +241,11 @@ class Deployment:
 
 @pytest.fixture(scope="module")
 def deployment(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    yield Deployment(tmp_path_factory.mktemp("fan-in-dags"))
+    # Deployed a minute before its tests, as a deployment that has been running: a parent's fire that a
+    # test dates back (a stale parent) still comes after its child began scheduling on the parents' assets.
+    with time_machine.travel(datetime.datetime.now(UTC) - datetime.timedelta(minutes=1), tick=True):
+        deployed = Deployment(tmp_path_factory.mktemp("fan-in-dags"))
+    yield deployed
 
 
 def _fire(hour: int) -> str:
@@ -330,8 +340,9 @@ def test_a_stale_parent_is_named_and_the_fire_still_proceeds(
     deployment: Deployment, caplog: pytest.LogCaptureFixture
 ) -> None:
     now = datetime.datetime.now(UTC)
-    deployment.run("t4_fresh_a", now, state="success")
-    time.sleep(FRESHNESS_HOURS * 3600 + 1.5)  # t4_fa's fire is now older than the window
+    # t4_fa's fire completes on a clock set back past the window: it is older than the window now.
+    with time_machine.travel(now - datetime.timedelta(hours=FRESHNESS_HOURS, seconds=1.5), tick=True):
+        deployment.run("t4_fresh_a", now, state="success")
     deployment.run("t4_fresh_b", now, state="success")
     with caplog.at_level(logging.WARNING, logger="tessera.operators.fan_in.release"):
         deployment.schedule()
