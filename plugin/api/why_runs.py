@@ -44,8 +44,9 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
             f"Recorded skip of {task!r}: {record.reason}: {record.message}",
             f"audit log #{logged.log_id} (tessera.skip)" if logged else f"fire record of {task!r} in {run.run_id!r}",
         )
-    elif run is facts.occurrence_run and run.created > facts.at:
-        decision = late_decision(facts, run, label)  # no run existed yet at T: what held it
+    elif run is facts.occurrence_run and run.created > facts.at and run.run_type != "backfill":
+        # no run existed yet at T: what held it (a backfill's runs are created after their occurrences by design)
+        decision = late_decision(facts, run, label)
     elif (held := _held(facts, run)) is not None:
         decision = held
     elif _queued_at(run, facts.at) and (full := _slots_full(facts, run, label)) is not None:

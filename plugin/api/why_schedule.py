@@ -73,7 +73,8 @@ class ScheduleView:
             words = f"only the newest due occurrence runs after downtime ({rule})"
         else:
             words = (
-                f"the {self.limit} newest due occurrences run after downtime (catch-up Backfill(limit={self.limit}))"
+                f"the {self.limit} newest due occurrences run after downtime "
+                f"(catch-up Backfill(limit={self.limit - 1}): the newest and the {self.limit - 1} missed before it)"
             )
         if self.deadline is not None:
             words += f"; one due longer than {duration_text(self.deadline)} when the scheduler gets to it is skipped"
@@ -164,7 +165,7 @@ def newer_due(timetable: Any, view: ScheduleView, until: datetime.datetime) -> i
     """How many occurrences after the focus were due by ``until``, counted up to the catch-up limit.
 
     With that many or more, the catch-up policy no longer owed the focus when the scheduler got
-    to the DAG at ``until`` (Latest owes only the newest; Backfill(limit=N) the N newest).
+    to the DAG at ``until`` (Latest owes only the newest; Backfill(limit=N) the newest and the N missed before it).
     """
     focus, following = view.focus, view.following
     if focus is None or following is None or following.run_after > until:
