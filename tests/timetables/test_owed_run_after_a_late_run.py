@@ -17,8 +17,7 @@ import pytest
 import time_machine
 from airflow.models.dag import DagModel
 
-from tessera.timetables import Every, Fixed
-from tessera.timetables import run_policy
+from tessera.timetables import Every, Fixed, run_policy
 from tessera.timetables.run_policy import RunActivity
 
 
