@@ -14,9 +14,10 @@ it (``next_run_info_from_dag_model``), and this module answers:
   otherwise the plain catch-up: the stored occurrence moved forward to the oldest one
   ``Latest`` / ``Backfill`` still owes, and past any whose run has been due longer than the
   starting deadline (possibly to the next, not yet due, occurrence: Airflow queues that run
-  and starts it at its ``run_after``). Its history is read only when a tick may have been
-  held (the stored run is older than the newest due one) or the policy is ``skip``; without
-  a reader, the plain catch-up decides.
+  and starts it at its ``run_after``). Its history is read at every run it creates (a few
+  indexed queries): a tick may have been held even when the stored run is the newest due one,
+  since Airflow stepped to it from a run created late; the policy decides only when a tick may
+  have been held (:func:`_held`) or it is ``skip``. Without a reader, the plain catch-up decides.
 
 The stored run only has to wake the scheduler early enough: it is due whenever anything is
 owed, since the plain stepping stores the newest due occurrence.
@@ -52,8 +53,9 @@ def owed_run(timetable: TesseraTimetable, dag_model: DagModel, stored: DagRunInf
     occurrence = timetable._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
     plan = timetable._plan.anchored_at(occurrence)  # a plan from the last run steps from the stored one
     policy = timetable.run_policy
-    held = policy.overlap == "skip" or occurrence < plan.cadence.at_or_before(now - plan.phase)
-    activity = read_activity(dag_model) if policy.declared or held else None
+    activity = read_activity(dag_model)
+    if activity is not None and not policy.declared and not _held(plan, policy, activity, occurrence, now):
+        activity = None  # nothing was held: the plain catch-up decides, as for a DAG without a policy
     if activity is None:
         owed = _caught_up(timetable, plan, occurrence, now)
     else:
@@ -64,6 +66,20 @@ def owed_run(timetable: TesseraTimetable, dag_model: DagModel, stored: DagRunInf
     if first_allowed is not None and owed < first_allowed:
         owed = first_allowed
     return timetable._info(plan.run(owed))
+
+
+def _held(plan: Plan, policy: RunPolicy, activity: RunActivity, occurrence: int, now: int) -> bool:
+    """Whether a tick may have been held behind a run, so the overlap policy, not the catch-up, decides.
+
+    Either the stored ``occurrence`` is older than the newest due one (it waited for a slot), or
+    it is not the one right after the DAG's newest run: Airflow stored it stepping from that run
+    when it was created, and a run created late (it waited for a slot itself) steps past the
+    ticks that came due meanwhile, which the policy may owe (queued, oldest first).
+    """
+    if policy.overlap == "skip" or occurrence < plan.cadence.at_or_before(now - plan.phase):
+        return True
+    last = activity.last_window_end
+    return last is not None and plan.cadence.following(plan.occurrence_of_window_end(to_us(last))) < occurrence
 
 
 def _owed(timetable: TesseraTimetable, policy: RunPolicy, activity: RunActivity, now: int, *, cadence: Cadence) -> Owed:

@@ -15,9 +15,8 @@ dropped as ``BufferFull``, ``ConcurrencyForbidden`` or ``Superseded``); what its
 after downtime or a pause is as before (a cursor function records those itself).
 
 Bounded: at most :data:`MAX_LISTED` fires are examined per run; beyond that the count is "at
-least". Runs that are not scheduled fires, DAGs without a tessera timetable, and runs of a
-plain ``allow_all`` / ``buffer_all`` timetable created on time (nothing was held) cost no query
-beyond the DAG's.
+least". Runs that are not scheduled fires and DAGs without a tessera timetable cost no query
+beyond the DAG's; a scheduled run of a tessera DAG costs the few indexed queries of its activity.
 """
 
 from __future__ import annotations
@@ -47,8 +46,6 @@ QUEUED_METRIC = Metric("tessera.schedule.queued_fires", "counter")
 SKIPPED_METRIC = Metric("tessera.schedule.skipped_fires", "counter")
 NOTE_LIMIT = 1000
 RAN = ("due", "queued", "replayed")
-ON_TIME = datetime.timedelta(seconds=60)
-"""A run created this soon after it came due was not held (the scheduler's own latency)."""
 
 WHY_DROPPED = {
     "BufferFull": "a fire was already queued behind the run in flight (overlap {overlap})",
@@ -83,9 +80,9 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
     record = record_of_run(dag_run, session) if policy is not None and policy.declared else None
     if policy is None or (policy.declared and record is None):
         return None
+    # Every scheduled run is read, even one created moments after it came due: a slot that freed
+    # seconds after the tick held it all the same, and its note must say so.
     created = dag_run.created_at or dag_run.queued_at or dag_run.run_after
-    if not policy.declared and policy.overlap in ("allow_all", "buffer_all") and created - dag_run.run_after < ON_TIME:
-        return None  # created on time: nothing was held before it, and these policies drop nothing else
     slots = dag.max_active_runs or 1
     activity = read_activity(session, dag_run.dag_id, slots=slots, before=created)
     found, more = treatments(dag.timetable, activity, now=created, through=dag_run.data_interval_end, limit=MAX_LISTED)
