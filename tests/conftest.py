@@ -82,6 +82,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     in_order = [index for index, item in enumerate(fast) if item.get_closest_marker("in_order")]
     for index, item in zip(in_order, sorted((fast[i] for i in in_order), key=lambda item: item.stash[_COLLECTED_AT])):
         fast[index] = item
+        # Its story runs on one worker: --dist loadgroup spreads ungrouped tests over the workers, and a
+        # module fixture built anew on another worker would start the story over in the middle.
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     for item in e2e:
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))

@@ -109,7 +109,8 @@ class Union(TesseraTimetable):
         :mod:`tessera.timetables.exclusions`.
 
     The other keywords are those of every tessera timetable (``delay``, ``window``, ``phase``,
-    ``catch_up``, ``key``, ``partitioned``, ``key_format``) and apply to the merged sequence.
+    ``catch_up``, ``key``, ``partitioned``, ``key_format``, ``overlap``, ``pause_after_failures``) and
+    apply to the merged sequence.
     """
 
     def __init__(
@@ -123,6 +124,8 @@ class Union(TesseraTimetable):
         key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
+        overlap: str | None = None,
+        pause_after_failures: int | None = None,
     ) -> None:
         self._members = tuple(_members(members))
         self._timezone = _zone(list(self._members))
@@ -137,6 +140,8 @@ class Union(TesseraTimetable):
             key=key,
             partitioned=partitioned,
             key_format=key_format,
+            overlap=overlap,
+            pause_after_failures=pause_after_failures,
         )
 
     @property

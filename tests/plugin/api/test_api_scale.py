@@ -18,6 +18,9 @@ import pytest
 
 from .test_api_app import Api, airflow_api, store_dags
 
+# One fleet grown from 10 to 1,000 DAGs as the tests go: the first counts queries at each size on the way.
+pytestmark = pytest.mark.in_order
+
 KINDS = (
     'Every("5m", delay="30s")',
     'Every.day(at="07:00", timezone="Europe/Amsterdam")',
@@ -151,17 +154,21 @@ def count_queries(api: Api, path: str) -> tuple[int, Any]:
 def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Api, Any]]:
     folder = tmp_path_factory.mktemp("tessera-scale")
 
-    def grow(first: int, count: int) -> list[str]:
-        dag_ids = [f"scale_{n:04d}" for n in range(first, first + count)]
-        for block in range(0, count, 100):  # files of at most 100 DAGs, as a fleet's would be
+    stored = 0
+
+    def grow_to(size: int) -> None:
+        """Store DAGs up to ``size`` (none if the fleet is that large already)."""
+        nonlocal stored
+        dag_ids = [f"scale_{n:04d}" for n in range(stored, size)]
+        for block in range(0, len(dag_ids), 100):  # files of at most 100 DAGs, as a fleet's would be
             store_dags(folder, FLEET_FILE, tuple(dag_ids[block : block + 100]))
         add_runs(dag_ids)
         pause_some(dag_ids)
-        return dag_ids
+        stored = max(stored, size)
 
-    grow(0, SIZES[0])
+    grow_to(SIZES[0])
     with airflow_api(folder) as api:
-        yield api, grow
+        yield api, grow_to
 
 
 def queries_per_call(api: Api, expected_rows: int) -> dict[str, tuple[int, int]]:
@@ -182,10 +189,10 @@ def queries_per_call(api: Api, expected_rows: int) -> dict[str, tuple[int, int]]
 
 def test_the_page_calls_cost_the_same_queries_for_10_100_and_1000_dags(fleet):
     """AFTER DAGs with stale and fresh parents, and runs, included: nothing is read DAG by DAG."""
-    api, grow = fleet
+    api, grow_to = fleet
     counts = {SIZES[0]: queries_per_call(api, expected_rows=ON_PAGE * SIZES[0] // 10)}
-    for before, size in zip(SIZES, SIZES[1:]):
-        grow(before, size - before)
+    for size in SIZES[1:]:
+        grow_to(size)
         counts[size] = queries_per_call(api, expected_rows=ON_PAGE * size // 10)
     print({size: {name: warm for name, (_, warm) in calls.items()} for size, calls in counts.items()})
     assert counts[100] == counts[10]
@@ -225,7 +232,8 @@ def test_the_page_row_says_what_the_plan_the_status_and_the_triggers_say(fleet):
 
     from tessera.plugin.api.overview import PageResponse
 
-    api, _ = fleet
+    api, grow_to = fleet
+    grow_to(SIZES[-1])
     with time_machine.travel(datetime.datetime.now(datetime.timezone.utc), tick=False):
         page = count_queries(api, "/tessera/api/v1/page")[1]
         plans = {row["dag_id"]: row for row in count_queries(api, "/tessera/api/v1/plan?count=1")[1]["dags"]}
