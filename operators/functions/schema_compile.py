@@ -55,9 +55,21 @@ def compile_schema(field: str, schema: Any) -> Validator | None:
     for probe in _PROBES:
         try:
             next(validator.iter_errors(probe), None)
-        except Exception as error:  # the schema is user data: any failure to apply it is its refusal
+        except BaseException as error:  # the schema is user data: any failure to apply it is its refusal
+            if not (isinstance(error, Exception) or is_schema_loop(error)):
+                raise  # KeyboardInterrupt, SystemExit
             raise refusal(field, error, "to a first document") from None
     return validator
+
+
+def is_schema_loop(error: BaseException) -> bool:
+    """Whether applying a schema ended in a $ref loop: the recursion limit reached, in Python or in Rust.
+
+    Where the limit is reached decides what surfaces: Python's ``RecursionError``, or, when it is
+    reached while ``rpds`` (the maps under jsonschema's ``referencing``) hashes a key, a Rust panic,
+    which pyo3 raises as ``PanicException``, a ``BaseException`` that ``except Exception`` misses.
+    """
+    return isinstance(error, RecursionError) or type(error).__name__ == "PanicException"
 
 
 def _dialect(field: str, schema: dict[str, Any] | bool) -> type[Validator]:
@@ -113,9 +125,9 @@ def _check_references(field: str, cls: type[Validator], schema: Any) -> None:
         raise ValueError(f"{field}: {UNEVALUATED_WITH_PATTERNS}")
 
 
-def refusal(field: str, error: Exception, when: str) -> ValueError:
-    """The refusal of schema ``field``, which failed when applied ``when``; a RecursionError is a $ref loop."""
-    if isinstance(error, RecursionError):
+def refusal(field: str, error: BaseException, when: str) -> ValueError:
+    """The refusal of schema ``field``, which failed when applied ``when`` (see :func:`is_schema_loop`)."""
+    if is_schema_loop(error):
         return ValueError(
             f"{field}: its references loop without end when applied {when} (a $ref reaches itself before "
             f"looking into the document); break the loop, e.g. by moving the $ref under properties or items"
@@ -123,7 +135,7 @@ def refusal(field: str, error: Exception, when: str) -> ValueError:
     return ValueError(f"{field}: cannot be applied {when} ({_reason(error)}); fix the schema")
 
 
-def _reason(error: Exception) -> str:
+def _reason(error: BaseException) -> str:
     # Type only for referencing's errors: their text repeats the whole schema.
     if isinstance(error, referencing.exceptions.Unresolvable):
         return type(error).__name__

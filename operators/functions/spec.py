@@ -20,7 +20,7 @@ from tessera.operators.excerpt import clip, excerpt
 
 from .json_bounds import MAX_JSON_BYTES, MAX_JSON_DEPTH, bounded_json
 from .json_pointer import JsonPointer
-from .schema_compile import compile_schema, refusal
+from .schema_compile import compile_schema, is_schema_loop, refusal
 from .schema_messages import describe as describe_violation
 
 MAX_CURSOR_BYTES = MAX_JSON_BYTES
@@ -62,7 +62,12 @@ def schema_violation(validator: Validator | None, document: Any) -> str | None:
     """
     if validator is None:
         return None
-    error = best_match(validator.iter_errors(document))
+    try:
+        error = best_match(validator.iter_errors(document))
+    except BaseException as failure:
+        if not is_schema_loop(failure):
+            raise
+        return "at $: its references loop without end on this document (a $ref reaches itself before looking into it)"
     return None if error is None else describe_violation(error, validator.schema)
 
 
@@ -118,7 +123,9 @@ class FunctionSpec:
             raise ValueError(f"cursor_into: {_excerpt(cursor_into)} cannot be placed in input: {error}") from None
         try:
             problem = schema_violation(input_validator, first)
-        except Exception as error:  # the schema is user data: any failure to apply it is its refusal
+        except BaseException as error:  # the schema is user data: any failure to apply it is its refusal
+            if not (isinstance(error, Exception) or is_schema_loop(error)):
+                raise  # KeyboardInterrupt, SystemExit
             raise refusal("input_schema", error, "to the first fire's input") from None
         if problem:
             shown = "input (with initial spliced at cursor_into)" if target is not None else "input"

@@ -305,3 +305,38 @@ def test_cursor_equals_the_last_clean_fire_whatever_happened_in_between(outcomes
             continue
         model = step + 1
     assert (None if store.document is None else json.loads(store.document)["n"]) == model
+
+
+LOOPS = [
+    {"allOf": [{"$ref": "#"}]},
+    {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"},
+    {"$ref": "#"},
+    {"not": {"$ref": "#"}},
+]
+
+
+@pytest.mark.parametrize("schema", LOOPS)
+def test_a_ref_loop_is_refused_wherever_the_recursion_limit_is_reached(schema: dict[str, Any]) -> None:
+    """The loop ends at the recursion limit; some stack depths reach it inside Rust (rpds, under jsonschema's
+    referencing), where it surfaces as pyo3's PanicException, a BaseException. Every depth must be a refusal."""
+
+    def at_depth(depth: int) -> None:
+        if depth:
+            return at_depth(depth - 1)
+        with pytest.raises(ValueError, match=r"^output_schema: its references loop without end"):
+            FunctionSpec.build(output_schema=schema)
+
+    for depth in range(400):  # before the fix, 80 of these 1,600 cases ended in a PanicException
+        at_depth(depth)
+
+
+def test_a_ref_loop_only_some_outputs_reach_fails_that_output_instead_of_crashing_the_task() -> None:
+    """No first document reaches the loop under ``a``, so the schema is accepted; an output with ``a`` reaches it."""
+    from tessera.operators.functions.spec import schema_violation
+
+    loop_under_a = {"properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"allOf": [{"$ref": "#/$defs/x"}]}}}
+    spec = FunctionSpec.build(output_schema=loop_under_a)
+    assert schema_violation(spec.output_schema, {"b": 1}) is None
+    assert schema_violation(spec.output_schema, {"a": 1}) == (
+        "at $: its references loop without end on this document (a $ref reaches itself before looking into it)"
+    )
