@@ -88,6 +88,13 @@ def _status(row: DagStatus, broken: Broken) -> DagStatus:
     return row.model_copy(update=update)
 
 
+def _plan(row: DagPlan, broken: Broken) -> DagPlan:
+    update: dict = {"broken": _model(broken)}
+    if broken.blocks:
+        update["error"] = broken.text
+    return row.model_copy(update=update)
+
+
 def with_broken_statuses(
     session: Session, rows: list[DagStatus], readable: Collection[str] | None, dag_ids: Collection[str] | None = None
 ) -> list[DagStatus]:
@@ -117,15 +124,7 @@ def with_broken_plans(
         plan_row(item, after=after, count=1, until=None, contradictions=[])
         for item in _items(session, [dag_id for dag_id in broken if dag_id not in listed])
     ]
-    merged = []
-    for row in [*rows, *added]:
-        found = broken.get(row.dag_id)
-        if found is not None:
-            update = {"broken": _model(found)}
-            if found.blocks:
-                update["error"] = found.text
-            row = row.model_copy(update=update)
-        merged.append(row)
+    merged = [_plan(row, broken[row.dag_id]) if row.dag_id in broken else row for row in [*rows, *added]]
     return sorted(merged, key=lambda row: row.dag_id)
 
 
@@ -140,9 +139,15 @@ def broken_page_rows(
     missing = [dag_id for dag_id in broken if dag_id not in listed]
     if not missing:
         return broken, []
-    plans = {row.dag_id: row for row in with_broken_plans(session, [], readable, after=after, dag_ids=missing)}
-    statuses = {row.dag_id: row for row in with_broken_statuses(session, [], readable, missing)}
-    return broken, [(plans[dag_id], statuses[dag_id]) for dag_id in missing if dag_id in plans and dag_id in statuses]
+    # the broken DAGs read once for both rows (each of with_broken_plans/_statuses would read them again)
+    histories = run_histories(session, missing)
+    added = []
+    for item in _items(session, missing):
+        found = broken[item.dag_id]
+        plan = plan_row(item, after=after, count=1, until=None, contradictions=[])
+        status = status_row(item, [], histories[item.dag_id], {}, session)
+        added.append((_plan(plan, found), _status(status, found)))
+    return broken, added
 
 
 def broken_status(session: Session, dag_id: str, readable: Collection[str] | None) -> DagStatus | None:

@@ -26,7 +26,7 @@ ERROR = (
 WHY = f"/tessera/api/v1/dags/{HEALTHY}/why"
 
 
-def _break(dag_id: str, *, error: str | None, since: datetime.datetime) -> None:
+def break_dag(dag_id: str, *, error: str | None, since: datetime.datetime) -> None:
     """What the dag-processor leaves for a DAG whose file fails (``error``) or is gone (None), and tessera's record."""
     from airflow.models.dag import DagModel
     from airflow.models.errors import ParseImportError
@@ -72,8 +72,8 @@ def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     store_dags(folder, DAG_FILE, (MISSING,))
     _stored_long_ago((HEALTHY, BROKEN, SIBLING, MISSING))
     since = datetime.datetime(2026, 11, 30, 12, 3, tzinfo=datetime.timezone.utc)
-    _break(BROKEN, error=ERROR, since=since)
-    _break(MISSING, error=None, since=since)
+    break_dag(BROKEN, error=ERROR, since=since)
+    break_dag(MISSING, error=None, since=since)
     with airflow_api(folder) as api:
         yield api
 
