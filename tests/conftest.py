@@ -91,5 +91,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))
         if item.get_closest_marker("xdist_group") is None:
             shared = [group for fixture, group in _SHARED_STACKS.items() if fixture in item.fixturenames]
-            item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
+            item.add_marker(pytest.mark.xdist_group(shared[0] if shared else _deployment_of(item)))
     items[:] = e2e + fast
+
+
+def _deployment_of(item: pytest.Item) -> str:
+    """The file, and the parameter of its module-scoped deployment if it has one (``test_why_corpus.py`` builds
+    one on SQLite and one on PostgreSQL): each deployment is a group of its own, so two can run at once."""
+    group = item.nodeid.split("::")[0]
+    callspec = getattr(item, "callspec", None)
+    for name, value in sorted(callspec.params.items()) if callspec else ():
+        definitions = item._fixtureinfo.name2fixturedefs.get(name, ())
+        if definitions and definitions[-1].scope == "module":
+            group += f"[{name}={value}]"
+    return group

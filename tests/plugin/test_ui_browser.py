@@ -407,8 +407,8 @@ def test_the_range_is_keyboard_operable_and_rows_are_updated_in_place(airflow_ui
     from playwright.sync_api import expect
 
     page, frame = _open_schedules(airflow_ui, browser)
-    inner = _schedules_frame(page)
-    inner.evaluate(f"() => document.querySelector('tr.dag[data-dag-id=\"{MONTHLY}\"]').dataset.kept = 'yes'")
+    # the locator waits for the row (the first answer may still be on its way), then marks that element
+    frame.locator(f'tr.dag[data-dag-id="{MONTHLY}"]').evaluate("row => { row.dataset.kept = 'yes'; }")
     frame.locator('#range input[value="24h"]').focus()
     page.keyboard.press("Space")
     expect(frame.locator("#range-used")).to_have_text("next 24 hours")

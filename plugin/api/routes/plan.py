@@ -13,7 +13,7 @@ from fastapi import APIRouter, Response
 from ..broken_rows import broken_plan, with_broken_plans
 from ..contradictions import all_contradictions
 from ..errors import NotFound
-from ..inputs import After, Count, Until
+from ..inputs import After, Count, Until, fleet_count
 from ..models import DagPlan, PlanResponse
 from ..overview import PageResponse, encode, page_data
 from ..row_errors import plan_row
@@ -32,14 +32,17 @@ def get_plans(
     after: After = None,
     until: Until = None,
 ) -> PlanResponse:
-    """The next runs of every tessera DAG the caller may read, and every contradiction."""
+    """The next runs of every tessera DAG the caller may read, and every contradiction.
+
+    At most 50,000 runs in all (``count`` times the DAGs listed): a larger ``count`` is refused (422),
+    naming the largest that fits; one DAG's plan takes ``count`` up to 1,000 whatever the fleet.
+    """
     mine = readable(user)
     contradictions, check = all_contradictions(session, user, mine)
     start = after or utcnow()
-    plans = [
-        plan_row(item, after=start, count=count, until=until, contradictions=contradictions)
-        for item in scheduled_dags(session, readable=mine)
-    ]
+    items = scheduled_dags(session, readable=mine)
+    count = fleet_count(count, len(items))
+    plans = [plan_row(item, after=start, count=count, until=until, contradictions=contradictions) for item in items]
     plans = with_broken_plans(session, plans, mine, after=start)  # broken DAGs keep their rows
     return PlanResponse(dags=plans, contradictions=contradictions, plan_check=check)
 

@@ -98,6 +98,28 @@ def store_dags(folder: Path, source: str, dag_ids: tuple[str, ...]) -> None:
             session.get(DagModel, dag_id).is_paused = False
 
 
+def forget_dags(prefix: str) -> None:
+    """Delete every row of the DAGs whose id starts with ``prefix``, as ``airflow dags delete`` would, log kept.
+
+    For a module that stored many DAGs in the worker's database: the page, plan and load calls of the
+    tests that run after it on that worker would otherwise read them all.
+    """
+    from airflow.models import DagRun, TaskInstance
+    from airflow.models.dag import DagModel
+    from airflow.utils.db import get_sqla_model_classes
+    from airflow.utils.session import create_session
+    from sqlalchemy import delete
+
+    # Task instances and runs first: DagVersion and Backfill rows are referred to from them.
+    rest = [model for model in get_sqla_model_classes() if model.__name__ not in ("TaskInstance", "DagRun")]
+    models = [TaskInstance, DagRun, *rest]
+    with create_session() as session:
+        for model in models:
+            if hasattr(model, "dag_id") and model.__name__ != "Log" and model is not DagModel:
+                session.execute(delete(model).where(model.dag_id.startswith(prefix, autoescape=True)))
+        session.execute(delete(DagModel).where(DagModel.dag_id.startswith(prefix, autoescape=True)))
+
+
 def rewrite_serialized(dag_id: str, change: Any) -> None:
     """Edit a stored serialized DAG in place, as an older tessera or a hand-edited row would have left it."""
     from airflow.models.serialized_dag import SerializedDagModel

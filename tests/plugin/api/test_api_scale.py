@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ..test_why_api import break_dag
-from .test_api_app import Api, _seven_minutes, airflow_api, rewrite_serialized, store_dags
+from .test_api_app import Api, _seven_minutes, airflow_api, forget_dags, rewrite_serialized, store_dags
 
 # One fleet grown from 10 to 1,000 DAGs as the tests go: the first counts queries at each size on the way.
 pytestmark = pytest.mark.in_order
@@ -176,8 +176,11 @@ def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     break_dag(BROKEN["failing"], error="Traceback ...\nValueError: every: '7m' does not divide a day", since=since)
     break_dag(BROKEN["gone"], error=None, since=since)
     rewrite_serialized(BROKEN["undecodable"], _seven_minutes)
-    with airflow_api(folder) as api:
-        yield api, grow_to
+    try:
+        with airflow_api(folder) as api:
+            yield api, grow_to
+    finally:
+        forget_dags("scale_")  # 1,000 DAGs the later tests on this worker need not read
 
 
 def queries_per_call(api: Api, expected_rows: int) -> dict[str, tuple[int, int]]:
@@ -268,3 +271,23 @@ def test_the_page_row_says_what_the_plan_the_status_and_the_triggers_say(fleet):
         assert row["trigger"] == triggers.get(row["dag_id"])
         without_lane = row["cadence_kind"] == "after" or row["dag_id"] in BROKEN.values()
         assert (row["lane"] is None) == without_lane, row["dag_id"]
+
+
+def test_the_fleet_plan_lists_at_most_50000_runs_and_names_the_count_that_fits(fleet):
+    """Any reader may ask for 1,000 runs of every DAG: at 1,000 DAGs that took 42 s of the server's CPU."""
+    from tessera.plugin.api.inputs import MAX_FLEET_RUNS
+
+    api, grow_to = fleet
+    grow_to(SIZES[-1])
+    rows = api.call("GET", "/tessera/api/v1/plan?count=1", user="viewer").json()["dags"]
+    listed = sum(1 for row in rows if not (row["broken"] or {}).get("stale"))  # a stale DAG plans no run
+    fits = MAX_FLEET_RUNS // listed
+    refused = api.call("GET", f"/tessera/api/v1/plan?count={fits + 1}", user="viewer")
+    assert refused.status_code == 422, refused.text
+    detail = refused.json()["detail"]
+    assert detail.startswith(f"count: {fits + 1} runs of each of {listed} DAGs") and f"count={fits} or less" in detail
+    answered = api.call("GET", f"/tessera/api/v1/plan?count={fits}", user="viewer")
+    assert answered.status_code == 200
+    assert max(len(row["occurrences"]) for row in answered.json()["dags"]) == fits
+    one = api.call("GET", "/tessera/api/v1/dags/scale_0001/plan?count=1000", user="viewer")  # one DAG: any count
+    assert one.status_code == 200 and len(one.json()["occurrences"]) == 1000
