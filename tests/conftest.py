@@ -91,7 +91,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))
         if item.get_closest_marker("xdist_group") is None:
             shared = [group for fixture, group in _SHARED_STACKS.items() if fixture in item.fixturenames]
-            item.add_marker(pytest.mark.xdist_group(shared[0] if shared else _deployment_of(item)))
+            group = shared[0] if shared else _deployment_of(item)
+            # xdist reads the group back from "<test id>@<group>", and only if no "]" follows the "@"; else
+            # each test is scheduled alone and a module's deployment is built again on the other worker.
+            assert group.rfind("]") < 0, f"{item.nodeid}: xdist_group {group!r} must not hold ']'"
+            item.add_marker(pytest.mark.xdist_group(group))
     items[:] = e2e + fast
 
 
@@ -103,5 +107,5 @@ def _deployment_of(item: pytest.Item) -> str:
     for name, value in sorted(callspec.params.items()) if callspec else ():
         definitions = item._fixtureinfo.name2fixturedefs.get(name, ())
         if definitions and definitions[-1].scope == "module":
-            group += f"[{name}={value}]"
+            group += f" {name}={value}"  # never "]" last: xdist then takes the group for part of a test id
     return group
