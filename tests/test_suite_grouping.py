@@ -1,0 +1,84 @@
+"""``make test`` keeps each e2e deployment on one worker, its tests in the order written.
+
+An e2e file is one story told to one deployment (tests/conftest.py gives it an ``xdist_group``);
+split over two workers, each worker builds the deployment again and a later test meets a fresh
+one (the partitions e2e then waited 600 s for runs its earlier tests had not made there). This
+fails if that grouping stops working: pytest-xdist 3.8 under pytest 9.2 silently dropped every
+group (pytest-dev/pytest-xdist#1386), and a group name holding "]" is read back as no group.
+
+It runs the e2e tier's collection as ``make test`` does, on two workers, with a plugin that
+records where each test lands and skips it before any fixture starts a deployment.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from .conftest import REPO
+
+PROBE = """
+import os
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    group = item.get_closest_marker("xdist_group")
+    with open(os.environ["TESSERA_PROBE_OUT"], "a") as out:
+        out.write(f"{os.environ['PYTEST_XDIST_WORKER']}\\t{group.args[0] if group else ''}\\t{item.name}\\n")
+    pytest.skip("where it ran is all this run looks at")
+"""
+
+
+def test_each_e2e_deployment_runs_on_one_worker_in_the_order_written(tmp_path: Path) -> None:
+    (tmp_path / "grouping_probe.py").write_text(textwrap.dedent(PROBE))
+    out = tmp_path / "ran.tsv"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "2",
+            "--dist",
+            "loadgroup",
+            "-p",
+            "grouping_probe",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "e2e",
+            "tests/e2e",
+        ],  # fmt: skip
+        cwd=REPO,
+        # as from a shell: not as one of this run's xdist workers
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
+            "PYTHONPATH": str(tmp_path),
+            "TESSERA_PROBE_OUT": str(out),
+        },  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    workers: dict[str, set[str]] = collections.defaultdict(set)
+    order: dict[str, list[str]] = collections.defaultdict(list)
+    for line in out.read_text().splitlines():
+        worker, group, name = line.split("\t")
+        assert group, f"{name}: an e2e test without an xdist_group"
+        workers[group].add(worker)
+        order[group].append(name)
+    assert len(workers) >= 10, sorted(workers)  # the e2e files and shared deployments, each a group
+    split = {group: sorted(seen) for group, seen in workers.items() if len(seen) > 1}
+    assert not split, f"deployments whose tests ran on several workers: {split}"
+    assert {worker for seen in workers.values() for worker in seen} == {"gw0", "gw1"}  # both workers used
+    corpus = order["tests/e2e/test_why_corpus.py corpus=sqlite"]
+    assert (
+        corpus[0] == "test_paused[sqlite]" and corpus[-1] == "test_the_cli_answers_on_the_deployments_database[sqlite]"
+    )
