@@ -6,13 +6,13 @@ from typing import Annotated
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from airflow.api_fastapi.logging.decorators import action_logging
 from fastapi import APIRouter, Depends
 
 from ..action_models import PauseRequest, PauseState
 from ..inputs import body_openapi, json_object_body
 from ..pauses import pause
 from .access import pause_dags
+from .audit import audited
 from .refusals import SIGNED_IN, refusals
 
 router = APIRouter(tags=["pause"], responses=SIGNED_IN)
@@ -23,7 +23,7 @@ PauseBody = Annotated[PauseRequest, Depends(_body)]
 
 def _dependencies(event: str) -> list:
     # Authorize as Airflow's own pause does, then refuse a body that is not a JSON object, then log the action.
-    return [pause_dags, Depends(_body), Depends(action_logging(event=event))]
+    return [pause_dags, Depends(_body), audited(event)]
 
 
 @router.post(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from airflow.api_fastapi.logging.decorators import action_logging
 from airflow.utils.types import DagRunTriggeredByType
 from fastapi import APIRouter, Depends, Request, Response, status
 
@@ -14,6 +13,7 @@ from ..refresh import refresh
 from ..refresh_status import refresh_response, refresh_status
 from ..schedules import scheduled_model
 from .access import DagBagDep, read_runs, trigger_runs
+from .audit import audited
 from .refusals import SIGNED_IN, refusals
 
 router = APIRouter(tags=["refresh"], responses=SIGNED_IN)
@@ -31,7 +31,7 @@ router = APIRouter(tags=["refresh"], responses=SIGNED_IN)
     dependencies=[
         trigger_runs,
         Depends(json_object_body(RefreshRequest)),
-        Depends(action_logging(event="tessera_refresh")),
+        audited("tessera_refresh"),
     ],
     openapi_extra=body_openapi(RefreshRequest),
 )
