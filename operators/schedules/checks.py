@@ -106,6 +106,40 @@ def cron(value: object, timezone: str | None = None) -> str:
     return text
 
 
+def crons(value: object, timezone: str | None = None) -> str | tuple[str, ...]:
+    """One cron expression, or a list of 2 to 16 whose union drives the schedule (a run at each instant any gives)."""
+    if not isinstance(value, (list, tuple)):
+        return cron(value, timezone)
+    from tessera.timetables.union import MAX_MEMBERS
+
+    if not 1 <= len(value) <= MAX_MEMBERS:
+        raise ScheduleError(
+            "cron",
+            f"cron: a list of {len(value)} expressions; give one, or 2 to {MAX_MEMBERS} whose union drives the "
+            f"schedule, e.g. ['0 9 * * 1-5', '0 17 * * 5']",
+        )
+    texts = []
+    for index, item in enumerate(value):
+        try:
+            texts.append(cron(item, timezone))
+        except ScheduleError as error:
+            reason = str(error).removeprefix("cron: ")
+            raise ScheduleError("cron", f"cron: item {index + 1} of {len(value)}: {reason}") from None
+    if len(set(texts)) != len(texts):
+        twice = sorted({text for text in texts if texts.count(text) > 1})
+        raise ScheduleError("cron", f"cron: {excerpt(list(value))} lists {twice} twice; list each expression once")
+    if len(texts) == 1:
+        return texts[0]
+    from tessera.timetables import Cron, Union
+
+    zone = "UTC" if timezone is None else _zone(timezone)
+    try:  # the very union the DAGs will get
+        Union(*(Cron(text, timezone=zone) for text in texts))
+    except ValueError as error:
+        raise ScheduleError("cron", f"cron: {excerpt(list(value))} cannot be joined: {error}") from None
+    return tuple(texts)
+
+
 def timezone(value: object) -> str:
     return _zone(value)
 

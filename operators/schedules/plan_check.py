@@ -75,7 +75,7 @@ def pipelines_of_dags(dags: Iterable[Any]) -> dict[str, list[str]]:
 
 def _summary(schedule: Schedule) -> str:
     if schedule.driver == "cron":
-        return f"cron '{schedule.cron}' in {schedule.timezone or 'UTC'}"
+        return f"cron {' | '.join(repr(text) for text in schedule.crons)} in {schedule.timezone or 'UTC'}"
     if schedule.driver == "interval":
         return f"every {schedule.interval_seconds} s (epoch-aligned)"
     return "after " + ", ".join(schedule.after or ())

@@ -57,19 +57,20 @@ _OWNED_DAG_ARGS = ("schedule", "catchup", "max_active_runs", "is_paused_upon_cre
 
 
 def timetable_of(schedule: Schedule) -> Any:
-    """What the DAG's ``schedule=`` becomes: a tessera ``Cron`` or an asset condition."""
+    """What the DAG's ``schedule=`` becomes: a tessera ``Cron`` (a ``Union`` of several) or an asset condition."""
     if schedule.after is not None:
         from airflow.sdk import AssetAll
 
         assets = [schedule_asset(parent) for parent in schedule.after]
         return assets[0] if len(assets) == 1 else AssetAll(*assets)
-    from tessera.timetables import Cron
+    from tessera.timetables import Cron, Union
     from tessera.timetables.run_policy import RunPolicy
 
     if schedule.interval_seconds is not None:
         clock = Cron(f"@every {schedule.interval_seconds}s")
     else:
-        clock = Cron(schedule.cron, timezone=schedule.timezone or "UTC")
+        members = [Cron(text, timezone=schedule.timezone or "UTC") for text in schedule.crons]
+        clock = members[0] if len(members) == 1 else Union(*members)
     policy = RunPolicy(schedule.overlap, schedule.catchup, schedule.pause_after_failures)
     return clock.with_run_policy(policy)
 

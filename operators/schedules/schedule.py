@@ -24,7 +24,9 @@ class Schedule:
 
     Exactly one driver:
 
-    - ``cron`` (five fields) evaluated in ``timezone`` (default UTC);
+    - ``cron`` (five fields) evaluated in ``timezone`` (default UTC); or a list of 2 to 16 such
+      expressions, whose union drives the schedule: a fire at every instant any of them gives, once
+      when two give the same instant (``cron=["0 9 * * 1-5", "0 17 * * 5"]``);
     - ``interval_seconds``: every *n* seconds on a grid anchored at the Unix epoch, 1 <= *n* <= 31,622,400
       (366 days), unaffected by daylight saving (a ``timezone`` is ignored, as there is no wall-clock field);
     - ``after``: behind other schedules. It fires once every parent has completed a fire it has not
@@ -78,7 +80,7 @@ class Schedule:
 
     name: str
     _: KW_ONLY
-    cron: str | None = None
+    cron: str | tuple[str, ...] | None = None
     timezone: str | None = None
     interval_seconds: int | None = None
     after: tuple[str, ...] | None = None
@@ -109,7 +111,7 @@ class Schedule:
         if self.timezone is not None:
             put("timezone", check.timezone(self.timezone))
         if self.cron is not None:
-            put("cron", check.cron(self.cron, self.timezone))
+            put("cron", check.crons(self.cron, self.timezone))
         numbers = ("interval_seconds", "parent_freshness", "retries", "retry_delay", "timeout", "priority")
         for field in (*numbers, "pause_after_failures"):
             if getattr(self, field) is not None:
@@ -192,6 +194,11 @@ class Schedule:
         if self.cron is not None:
             return "cron"
         return "interval" if self.interval_seconds is not None else "after"
+
+    @property
+    def crons(self) -> tuple[str, ...]:
+        """The cron expressions that drive the schedule (one, or the members of a union); none for others."""
+        return (self.cron,) if isinstance(self.cron, str) else tuple(self.cron or ())
 
     @property
     def freshness_hours(self) -> float:

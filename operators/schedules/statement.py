@@ -35,7 +35,7 @@ _MAX_DIGITS = 20
 """More digits than any field's range needs (leading zeros and decimals count); such a number is not converted."""
 # keyword -> (Schedule field, kind of value)
 _CLAUSES: dict[str, tuple[str, str]] = {
-    "CRON": ("cron", "string"),
+    "CRON": ("cron", "strings"),  # CRON '0 9 * * 1-5', '0 17 * * 5': their union
     "TIMEZONE": ("timezone", "string"),
     "INTERVAL_SECONDS": ("interval_seconds", "number"),
     "AFTER": ("after", "names"),

@@ -75,6 +75,7 @@ VALID = {
 }
 DRIVERS = st.one_of(
     st.fixed_dictionaries({"cron": GOOD_CRONS}),
+    st.fixed_dictionaries({"cron": st.lists(GOOD_CRONS, min_size=2, max_size=4, unique=True)}),  # their union
     st.fixed_dictionaries({"interval_seconds": st.integers(1, 31_622_400)}),
     st.fixed_dictionaries(
         {"after": st.lists(st.sampled_from(["p", "q", "r.s"]), min_size=1, max_size=3, unique=True)},
@@ -91,6 +92,8 @@ ADVERSARIAL = {
         ),
         st.text(alphabet="0123456789*/-, @LW#?MONJAdhms\u0663", max_size=25),
         JUNK,
+        st.lists(st.one_of(GOOD_CRONS, st.sampled_from(["61 * * * *", "", "0 6 * * *"]), JUNK), max_size=20),
+        st.sampled_from([["0 6 * * *"] * 100_000, ("0 6 * * *", "0 7 * * *"), []]),
     ),
     "timezone": st.one_of(
         st.sampled_from(["America", "localtime", "Factory", "../etc", "posixrules", "Mars/Olympus", "/UTC"]),
@@ -193,7 +196,15 @@ SEPARATOR_LISTS = st.lists(
 
 
 GOOD_VALUES: dict[str, st.SearchStrategy[list[str]]] = {
-    "CRON": st.sampled_from([["'0 6 * * *'"], ["'*/5 * * * *'"], ["'@daily'"], ["' 30  4 * * 1-5 '"]]),
+    "CRON": st.sampled_from(
+        [
+            ["'0 6 * * *'"],
+            ["'*/5 * * * *'"],
+            ["'@daily'"],
+            ["' 30  4 * * 1-5 '"],
+            ["'0 9 * * 1-5'", ",", "'0 17 * * 5'"],
+        ]
+    ),
     "TIMEZONE": st.sampled_from([["'Europe/Oslo'"], ["'UTC'"], ["'America/New_York'"]]),
     "INTERVAL_SECONDS": st.integers(1, 31_622_400).map(lambda n: [str(n)]),
     "AFTER": st.lists(st.sampled_from(["p", "'q'", "r.s"]), min_size=1, max_size=3, unique=True).map(
