@@ -129,17 +129,15 @@ def with_broken_plans(
 
 
 def broken_page_rows(
-    session: Session, readable: Collection[str] | None, listed: Collection[str], *, after: datetime.datetime
-) -> tuple[dict[str, Broken], list[tuple[DagPlan, DagStatus]]]:
-    """Every broken tessera DAG the caller may read, and the plan and status rows of those not ``listed``.
+    session: Session, broken: dict[str, Broken], missing: Collection[str], *, after: datetime.datetime
+) -> list[tuple[DagPlan, DagStatus]]:
+    """The plan and status rows of the ``broken`` DAGs of ``missing`` (not among the live rows the page lists).
 
-    For the Schedules page's one answer, which lists live DAGs as the plan and status do.
+    For the Schedules page's one answer, which lists live DAGs as the plan and status do; ``broken``
+    is :func:`~.broken.broken_dags`' reading, made once for the page.
     """
-    broken = broken_dags(session, readable=readable)
-    missing = [dag_id for dag_id in broken if dag_id not in listed]
     if not missing:
-        return broken, []
-    # the broken DAGs read once for both rows (each of with_broken_plans/_statuses would read them again)
+        return []
     histories = run_histories(session, missing)
     added = []
     for item in _items(session, missing):
@@ -147,7 +145,7 @@ def broken_page_rows(
         plan = plan_row(item, after=after, count=1, until=None, contradictions=[])
         status = status_row(item, [], histories[item.dag_id], {}, session)
         added.append((_plan(plan, found), _status(status, found)))
-    return broken, added
+    return added
 
 
 def broken_status(session: Session, dag_id: str, readable: Collection[str] | None) -> DagStatus | None:

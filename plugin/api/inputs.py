@@ -40,6 +40,11 @@ MAX_FLEET_RUNS = 50_000
 """The most runs the fleet-wide plan lists in one answer (``count`` times the DAGs listed): about two seconds
 of the API server's CPU, and the default count (10) for up to 5,000 DAGs. 1,000 runs of each of 1,000 DAGs
 took 42 s, and any reader may ask."""
+PAGE_ROWS = 1000
+"""The most rows one answer of ``GET /api/v1/page`` holds, and how many unless the caller asks for fewer: an
+answer costs its rows', whatever the fleet (as Airflow's own DAG list, ``GET /api/v2/dags?limit=1000``)."""
+MAX_PAGE_OFFSET = 1_000_000
+"""Where a page may start at most (past the last row the answer is empty)."""
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -88,6 +93,10 @@ Until = Annotated[
     Query(description=f"Stop at runs that start after this instant; {SUPPORTED_RANGE}, with a timezone."),
     _iso("until"),
     _supported("until"),
+]
+PageLimit = Annotated[int, Query(ge=1, le=PAGE_ROWS, description=f"How many rows at most (1 to {PAGE_ROWS}).")]
+PageOffset = Annotated[
+    int, Query(ge=0, le=MAX_PAGE_OFFSET, description=f"Skip this many rows first (0 to {MAX_PAGE_OFFSET:,}).")
 ]
 Count = Annotated[int, Query(ge=1, le=MAX_COUNT, description=f"How many upcoming runs per DAG (1 to {MAX_COUNT}).")]
 FromDate = Annotated[

@@ -20,8 +20,10 @@ import msgspec
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import SQLAlchemyError
 
+from .broken import broken_dags
 from .broken_rows import broken_page_rows, page_update
 from .contradictions import all_contradictions
+from .inputs import PAGE_ROWS
 from .models import (
     BrokenModel,
     ConditionModel,
@@ -39,7 +41,7 @@ from .pause_notes import add_pause_notes
 from .plans import lane_start, next_and_lane, plain_instant
 from .row_errors import plan_row, status_row
 from .runs import RunHistory, run_histories
-from .schedules import ScheduledDag, duration_text, scheduled_dags
+from .schedules import ScheduledDag, duration_text, scheduled_dags, shown_ids
 from .status import StatusParts, parent_fires, status_parts
 from .triggers import describe
 
@@ -82,7 +84,9 @@ class PageResponse(BaseModel):
     now: datetime.datetime = Field(description="The instant each DAG's next run starts after.")
     lanes_after: datetime.datetime = Field(description="Where every DAG's lane starts: the hour `now` is in.")
     lanes_until: datetime.datetime = Field(description="Where every DAG's lane ends (71 days after `lanes_after`).")
-    dags: list[PageDag]
+    dags: list[PageDag] = Field(description="`limit` rows from `offset` of the readable tessera DAGs, by DAG id.")
+    total: int = Field(description="How many rows all the pages hold: every readable tessera DAG, broken ones too.")
+    offset: int = Field(description="The position of the first row here among all of them (0: the first page).")
     contradictions: list[Contradiction] = Field(description="Every contradiction visible to the caller.")
     plan_check: str = Field(description="As in ``GET /api/v1/plan``.")
 
@@ -183,16 +187,34 @@ def _computed_row(
     return _row(item, next_run, lane, parts, history.last_run)
 
 
-def page_data(session: Session, user: Any, readable: Collection[str], *, now: datetime.datetime) -> dict[str, Any]:
-    """The page's rows for ``user``, who may read ``readable``, as of ``now`` (a :class:`PageResponse`).
+def page_data(
+    session: Session,
+    user: Any,
+    readable: Collection[str],
+    *,
+    now: datetime.datetime,
+    offset: int = 0,
+    limit: int = PAGE_ROWS,
+) -> dict[str, Any]:
+    """A page of rows for ``user``, who may read ``readable``, as of ``now`` (a :class:`PageResponse`).
 
-    A fixed number of queries. Each row is derived by the same functions as the plan and the
-    status (the next run and lane of :mod:`.plans`, the outcome, lateness and stale parents of
-    :func:`~.status.status_parts`), computing only what the page shows. A DAG whose row cannot
-    be computed is answered as the plan and status answer it: with its error (:mod:`.row_errors`).
+    The rows are every readable tessera DAG, live or broken, by DAG id; this answer holds
+    ``limit`` of them from ``offset`` (only their rows are computed: a page costs the same
+    whatever the fleet). A fixed number of queries. Each row is derived by the same functions
+    as the plan and the status (the next run and lane of :mod:`.plans`, the outcome, lateness
+    and stale parents of :func:`~.status.status_parts`), computing only what the page shows. A
+    DAG whose row cannot be computed is answered as the plan and status answer it: with its
+    error (:mod:`.row_errors`).
     """
     contradictions, check = all_contradictions(session, user, readable)
-    items = scheduled_dags(session, readable=readable)
+    # A DAG whose file broke keeps its row, with the reason and since when, as in the plan and status.
+    broken = broken_dags(session, readable=readable)
+    live = set(shown_ids(session, readable=readable))
+    every = sorted(live.union(broken))
+    listed = every[offset : offset + limit]
+    live_listed = live.intersection(listed)
+    # readable=None: the ids were read with the caller's rights just above
+    items = scheduled_dags(session, readable=None, dag_ids=live_listed) if live_listed else []
     histories = run_histories(session, [item.dag_id for item in items])
     completed = parent_fires(items, session)
     until = lane_start(now) + LANE_AHEAD
@@ -204,8 +226,7 @@ def page_data(session: Session, user: Any, readable: Collection[str], *, now: da
             plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
             row = _broken_row(plan, status_row(item, contradictions, history, completed, session))
         rows.append(row)
-    # A DAG whose file broke keeps its row, with the reason and since when, as in the plan and status.
-    broken, added = broken_page_rows(session, readable, {row["dag_id"] for row in rows}, after=now)
+    added = broken_page_rows(session, broken, [dag_id for dag_id in listed if dag_id not in live_listed], after=now)
     for row in rows:
         if row["dag_id"] in broken:
             row.update(page_update(broken[row["dag_id"]]))
@@ -216,6 +237,8 @@ def page_data(session: Session, user: Any, readable: Collection[str], *, now: da
         "lanes_after": lane_start(now),
         "lanes_until": until,
         "dags": rows,
+        "total": len(every),
+        "offset": offset,
         "contradictions": contradictions,
         "plan_check": check,
     }

@@ -149,8 +149,10 @@ def is_scheduled(model: DagModel) -> bool:
     return any(tag.name.startswith(SCHEDULE_TAG_PREFIX) for tag in model.tags)
 
 
-def _shown(query: Select, *, readable: Collection[str] | None, dag_id: str | None) -> Select:
-    """``query`` restricted to the DAG rows the surfaces show (see :func:`is_scheduled`)."""
+def _shown(
+    query: Select, *, readable: Collection[str] | None, dag_id: str | None, dag_ids: Collection[str] | None = None
+) -> Select:
+    """``query`` restricted to the DAG rows the surfaces show (see :func:`is_scheduled`), of ``dag_ids`` if given."""
     tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
     query = query.where(~DagModel.is_stale).where(
         or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged))
@@ -159,21 +161,33 @@ def _shown(query: Select, *, readable: Collection[str] | None, dag_id: str | Non
         query = query.where(DagModel.dag_id.in_(readable))
     if dag_id is not None:
         query = query.where(DagModel.dag_id == dag_id)
+    if dag_ids is not None:
+        query = query.where(DagModel.dag_id.in_(sorted(dag_ids)))
     return query
 
 
+def shown_ids(session: Session, *, readable: Collection[str] | None) -> list[str]:
+    """The ids of the tessera DAGs the caller may read, in order (one query: what a page of rows is cut from)."""
+    query = _shown(select(DagModel.dag_id), readable=readable, dag_id=None)
+    return list(session.scalars(query.order_by(DagModel.dag_id)))
+
+
 def scheduled_dags(
-    session: Session, *, readable: Collection[str] | None, dag_id: str | None = None
+    session: Session,
+    *,
+    readable: Collection[str] | None,
+    dag_id: str | None = None,
+    dag_ids: Collection[str] | None = None,
 ) -> list[ScheduledDag]:
-    """The tessera DAGs the caller may read (all of them, or just ``dag_id``), by DAG id.
+    """The tessera DAGs the caller may read (all of them, just ``dag_id``, or those of ``dag_ids``), by DAG id.
 
     ``readable=None``: the route has already authorized the caller for ``dag_id``.
     Three queries whatever the number of DAGs: the rows, their declared-schedule tags (one
     query, not one per 500 rows as a select-in load batches them) and the stored versions.
     """
-    query = _shown(select(*DAG_COLUMNS), readable=readable, dag_id=dag_id).order_by(DagModel.dag_id)
+    query = _shown(select(*DAG_COLUMNS), readable=readable, dag_id=dag_id, dag_ids=dag_ids).order_by(DagModel.dag_id)
     models = session.execute(query).all()
-    shown = _shown(select(DagModel.dag_id), readable=readable, dag_id=dag_id)
+    shown = _shown(select(DagModel.dag_id), readable=readable, dag_id=dag_id, dag_ids=dag_ids)
     schedule_tags: dict[str, list[str]] = {}
     for tagged_id, name in session.execute(
         select(DagTag.dag_id, DagTag.name).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX), DagTag.dag_id.in_(shown))

@@ -258,8 +258,10 @@ async function load() {
   const seq = ++loading;
   const now = Date.now();
   try {
-    const page = await api("/page");
+    const page = await api(`/page?offset=${pager.offset}&limit=${PAGE_ROWS}`);
     if (seq !== loading) return;
+    // The fleet shrank below the page shown: show its last page instead.
+    if (!page.dags.length && pager.offset > 0) { pager.offset = lastPage(page.total); return load(); }
     const chosen = chosenRange();
     const range = chosen === "auto" ? autoRange(page.dags.map((dag) => dag.next), now) : chosen;
     const view = span(range, now);
@@ -280,8 +282,10 @@ function summarize(page, range, chosen, now) {
   document.getElementById("empty").hidden = page.dags.length > 0;
   const late = page.dags.filter((dag) => dag.lateness.late).length;
   const unhealthy = page.dags.filter((dag) => dag.conditions.some((c) => c.status === "False")).length;
+  const here = showPager(page) ? " on this page" : "";
   document.getElementById("summary").replaceChildren(
-    el("span", {}, `${page.dags.length} DAGs`), el("span", {}, `${late} late`), el("span", {}, `${unhealthy} not ready`),
+    el("span", {}, `${numberText(page.total)} DAGs`), el("span", {}, `${late} late${here}`),
+    el("span", {}, `${unhealthy} not ready${here}`),
     el("span", { class: "sub" }, `updated ${when(new Date(now).toISOString(), false)} UTC`));
   document.getElementById("range-used").textContent =
     `${RANGE_NAMES[range]}${chosen === "auto" ? " (auto: every DAG's current window ends in it)" : ""}`;
@@ -304,5 +308,6 @@ function rememberRange() {
 }
 
 rememberRange();
+turnPages(load);
 load();
 setInterval(load, RELOAD_MS);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,9 @@ from .test_ui_browser import CHROMIUM, CHROMIUM_ARGS
 UI = Path(__file__).resolve().parents[2] / "plugin" / "ui"
 BASE = "http://tessera.test"
 FLEET = 1000
+"""The rows of the first page (the most one answer holds: ``PAGE_ROWS``)."""
+BEYOND = 10
+"""DAGs after the first page: on a second page, which the pager turns to."""
 ELEMENTS_PER_DAG = 45
 FIVE_MINUTES = datetime.timedelta(minutes=5)
 TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
@@ -43,7 +47,7 @@ def _run(occurrence: datetime.datetime) -> dict:
     }
 
 
-def _answers() -> dict[str, str]:
+def _answers() -> dict:
     from tessera.plugin.api.plans import lane_of
     from tessera.timetables import Every, Fixed
 
@@ -65,30 +69,38 @@ def _answers() -> dict[str, str]:
             "stale_parents": [], "error": None,
         }  # fmt: skip
 
-    page = {
+    return {
         "now": _iso(now),
         "lanes_until": _iso(lanes_until),
-        "dags": [dag(i) for i in range(FLEET)],
+        "dags": [dag(i) for i in range(FLEET + BEYOND)],
         "contradictions": [],
         "plan_check": "ok",
     }
-    return {"page": json.dumps(page)}
+
+
+def _page(fleet: dict, query: str) -> str:
+    """``GET /api/v1/page`` as the API answers it: ``limit`` rows from ``offset`` of every DAG, and the total."""
+    asked = urllib.parse.parse_qs(query)
+    offset, limit = int(asked.get("offset", ["0"])[0]), int(asked.get("limit", ["1000"])[0])
+    assert limit <= FLEET, f"the page asked for {limit} rows; an answer holds at most {FLEET}"
+    return json.dumps(
+        {**fleet, "dags": fleet["dags"][offset : offset + limit], "total": len(fleet["dags"]), "offset": offset}
+    )
 
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
-    answers = _answers()
+    fleet = _answers()
 
     def answer(route: object) -> None:
         url = route.request.url
         if "/tessera/api/v1/" in url:
-            key = url.split("/tessera/api/v1/", 1)[1]
-            body = next((text for prefix, text in answers.items() if key.startswith(prefix)), None)
-            if body is None:
+            path, _, query = url.split("/tessera/api/v1/", 1)[1].partition("?")
+            if path != "page":
                 return route.fulfill(status=404, body="{}", content_type="application/json")
-            return route.fulfill(status=200, body=body, content_type="application/json")
+            return route.fulfill(status=200, body=_page(fleet, query), content_type="application/json")
         name = url.split("/tessera/ui/", 1)[1].split("?")[0] or "index.html"
         path = UI / name
         route.fulfill(status=200, body=path.read_bytes(), content_type=TYPES.get(path.suffix, "text/plain"))
@@ -132,3 +144,30 @@ def test_a_reload_updates_the_rows_in_place(page):
     assert kept, "a row was rebuilt"
     assert page.evaluate("() => document.getElementsByTagName('*').length") == before
     print(f"longest main-thread task during the reload: {page.evaluate('() => window.__longest'):.0f} ms")
+
+
+def _shown(page: object) -> list[str]:
+    return page.evaluate(
+        "() => [...document.querySelectorAll('#schedules tbody tr.dag')].map((tr) => tr.dataset.dagId)"
+    )
+
+
+def test_the_dags_beyond_one_answer_are_a_page_away(page):
+    """1,010 DAGs: the first 1,000 rows, the pager saying so; Next shows the last 10, Previous the first 1,000 again."""
+    pager = page.locator("#pager")
+    assert pager.is_visible()
+    assert page.locator("#page-range").text_content() == f"DAGs 1–1,000 of {FLEET + BEYOND:,}"
+    assert page.locator("#summary").text_content().startswith(f"{FLEET + BEYOND:,} DAGs")
+    assert page.locator("#page-prev").is_disabled() and page.locator("#page-next").is_enabled()
+    try:
+        page.locator("#page-next").click()
+        page.wait_for_function(f"() => document.querySelectorAll('#schedules tbody tr.dag').length === {BEYOND}")
+        page.locator("#page-range").filter(has_text="1,001").wait_for()
+        assert _shown(page) == [f"scale_{i:04}" for i in range(FLEET, FLEET + BEYOND)]
+        assert page.locator("#page-range").text_content() == f"DAGs 1,001–{FLEET + BEYOND:,} of {FLEET + BEYOND:,}"
+        assert "late on this page" in page.locator("#summary").text_content()
+        assert page.locator("#page-next").is_disabled() and page.locator("#page-prev").is_enabled()
+    finally:  # the other tests read the first page
+        page.locator("#page-prev").click()
+        page.wait_for_function(f"() => document.querySelectorAll('#schedules tbody tr.dag').length === {FLEET}")
+    assert _shown(page) == [f"scale_{i:04}" for i in range(FLEET)]

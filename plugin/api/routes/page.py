@@ -19,6 +19,7 @@ UI_ASSETS = {
     "schedules.js": "text/javascript",
     "load.js": "text/javascript",
     "why.js": "text/javascript",
+    "pager.js": "text/javascript",
     "why.css": "text/css",
     "schedules.css": "text/css",
     "icon.svg": "image/svg+xml",

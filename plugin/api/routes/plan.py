@@ -13,7 +13,7 @@ from fastapi import APIRouter, Response
 from ..broken_rows import broken_plan, with_broken_plans
 from ..contradictions import all_contradictions
 from ..errors import NotFound
-from ..inputs import After, Count, Until, fleet_count
+from ..inputs import PAGE_ROWS, After, Count, PageLimit, PageOffset, Until, fleet_count
 from ..models import DagPlan, PlanResponse
 from ..overview import PageResponse, encode, page_data
 from ..row_errors import plan_row
@@ -70,11 +70,13 @@ def get_plan(
 
 
 @router.get("/api/v1/page", dependencies=[authenticated], response_model=PageResponse)
-def get_page(session: SessionDep, user: GetUserDep) -> Response:
-    """Every readable tessera DAG's next run, lane (its runs over the next 71 days), status and trigger.
+def get_page(session: SessionDep, user: GetUserDep, offset: PageOffset = 0, limit: PageLimit = PAGE_ROWS) -> Response:
+    """A page of the readable tessera DAGs, by DAG id: each one's next run, lane, status and trigger.
 
     What the Schedules page reads on each load: ``plan?count=1``, ``status`` and ``triggers`` in
-    one answer, with each DAG's runs as a lane of periodic segments rather than one entry per run.
+    one answer, with each DAG's runs over the next 71 days as a lane of periodic segments rather than
+    one entry per run.
+    ``total`` says how many rows all the pages hold.
     """
-    page = page_data(session, user, readable(user), now=utcnow())
+    page = page_data(session, user, readable(user), now=utcnow(), offset=offset, limit=limit)
     return Response(encode(page), media_type="application/json")

@@ -91,3 +91,39 @@ def test_a_lane_is_computed_once_an_hour_per_stored_version_and_anchor():
     reparsed = StoredDag("page_cache", timetable=daily)  # a new stored version, even an equal one
     _, again = next_and_lane(item(reparsed, moved), now=now, lane_until=until)
     assert again is not other and again == other
+
+
+def test_the_pages_of_rows_hold_every_row_once_in_dag_id_order(api):  # noqa: F811
+    """Walking the pages two rows at a time lists what one page of every row lists, in the same order."""
+    whole = api.call("GET", PAGE, user="viewer").json()
+    assert whole["offset"] == 0 and whole["total"] == len(whole["dags"]) >= 5
+    walked, offset = [], 0
+    while True:
+        page = api.call("GET", f"{PAGE}?offset={offset}&limit=2", user="viewer").json()
+        assert page["total"] == whole["total"] and page["offset"] == offset
+        assert len(page["dags"]) <= 2
+        if not page["dags"]:
+            break
+        walked += [(row["dag_id"], row["summary"], row["error"]) for row in page["dags"]]
+        offset += 2
+    assert walked == [(row["dag_id"], row["summary"], row["error"]) for row in whole["dags"]]
+    assert [dag_id for dag_id, _, _ in walked] == sorted({dag_id for dag_id, _, _ in walked})
+    assert offset == whole["total"] + whole["total"] % 2  # the walk ended on the first empty page
+
+
+def test_a_page_holds_at_most_1000_rows_and_a_bounded_offset(api):  # noqa: F811
+    from tessera.plugin.api.inputs import MAX_PAGE_OFFSET, PAGE_ROWS
+
+    assert PAGE_ROWS == 1000
+    beyond = api.call("GET", f"{PAGE}?offset={MAX_PAGE_OFFSET}", user="viewer")
+    assert beyond.status_code == 200 and beyond.json()["dags"] == [] and beyond.json()["total"] > 0
+    for query, field in [
+        ("limit=0", "limit"),
+        (f"limit={PAGE_ROWS + 1}", "limit"),
+        ("offset=-1", "offset"),
+        (f"offset={MAX_PAGE_OFFSET + 1}", "offset"),
+        ("limit=ten", "limit"),
+    ]:
+        answer = api.call("GET", f"{PAGE}?{query}", user="viewer")
+        assert answer.status_code == 422, (query, answer.text)
+        assert field in answer.text, (query, answer.text)
