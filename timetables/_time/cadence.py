@@ -32,7 +32,3 @@ class Cadence(Protocol):
     def preceding(self, occurrence: int) -> int:
         """The occurrence just before ``occurrence`` (which is itself an occurrence)."""
         ...
-
-    def back(self, occurrence: int, steps: int) -> int:
-        """The occurrence ``steps`` occurrences before ``occurrence`` (``steps >= 0``)."""
-        ...

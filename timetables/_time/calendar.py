@@ -82,11 +82,6 @@ class LocalCadence:
     def at_or_before(self, t: int) -> int:
         return self.preceding(self.following(t))
 
-    def back(self, occurrence: int, steps: int) -> int:
-        for _ in range(steps):
-            occurrence = self.preceding(occurrence)
-        return occurrence
-
 
 class LocalGrid(LocalCadence):
     """Local times ``base + k * step``: every N hours, days or weeks."""

@@ -84,11 +84,6 @@ class ExcludingCadence:
     def preceding(self, occurrence: int) -> int:
         return self.at_or_before(occurrence - 1)
 
-    def back(self, occurrence: int, steps: int) -> int:
-        for _ in range(steps):
-            occurrence = self.preceding(occurrence)
-        return occurrence
-
     def is_excluded(self, occurrence: int) -> bool:
         """Whether an occurrence of ``inner`` falls on an excluded day."""
         return self.day_of(occurrence) in self.days

@@ -43,9 +43,6 @@ class FromLastRun:
     def preceding(self, occurrence: int) -> int:
         return occurrence - self.interval
 
-    def back(self, occurrence: int, steps: int) -> int:
-        return occurrence - steps * self.interval
-
 
 def first_occurrence(moment: int, phase: int) -> int:
     """The occurrence of a first run due at ``moment``: its start minus the phase, in whole seconds."""

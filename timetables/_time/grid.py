@@ -65,6 +65,3 @@ class EpochGrid:
 
     def preceding(self, occurrence: int) -> int:
         return occurrence - self.interval
-
-    def back(self, occurrence: int, steps: int) -> int:
-        return occurrence - steps * self.interval

@@ -82,8 +82,3 @@ class UnionCadence:
 
     def preceding(self, occurrence: int) -> int:
         return self.at_or_before(occurrence - 1)
-
-    def back(self, occurrence: int, steps: int) -> int:
-        for _ in range(steps):
-            occurrence = self.preceding(occurrence)
-        return occurrence

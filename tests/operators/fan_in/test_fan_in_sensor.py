@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from tessera.operators.fan_in import trigger
+from tessera.operators.schedules import wave_gate
 from tessera.operators.schedules.state import write_state
 from tessera.operators.schedules.waves import WAVES_KEY
 
@@ -46,9 +48,48 @@ def deployment(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     yield Deployment(tmp_path_factory.mktemp("sensor-dags"), DAGS, prefix="t5_")
 
 
-def _once_deferred(dag_id: str, task_id: str, *steps: Callable[[], None]) -> tuple[threading.Thread, list[bool]]:
+class TriggerReads:
+    """Counts the state reads of the triggers ``dag.test()`` runs inline, so a step can wait for the next one."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._changed = threading.Condition()
+        self._step = 0  # how many steps have changed the state so far
+        self._read = -1  # the highest step count a finished read started at
+        for module in (trigger, wave_gate):
+            monkeypatch.setattr(module, "schedule_state", self._counted(module.schedule_state))
+
+    def _counted(self, read: Callable) -> Callable:
+        async def schedule_state(name: str, key: str) -> object:
+            step = self._step
+            value = await read(name, key)
+            with self._changed:
+                self._read = max(self._read, step)
+                self._changed.notify_all()
+            return value
+
+        return schedule_state
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until the trigger has read the state as the last step left it (it saw that and kept waiting)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._read >= self._step, timeout)
+
+    def stepped(self) -> None:
+        with self._changed:
+            self._step += 1
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> TriggerReads:
+    return TriggerReads(monkeypatch)
+
+
+def _once_deferred(
+    reads: TriggerReads, dag_id: str, task_id: str, *steps: Callable[[], None]
+) -> tuple[threading.Thread, list[object]]:
     """In another thread: wait until the task has deferred (its trigger runs, no worker slot held),
-    then run ``steps`` a second apart. The returned list says whether the deferral was seen."""
+    then run ``steps``, each once the trigger has polled the state the one before left. The returned
+    list says whether the deferral was seen (and names a poll that never came)."""
     from airflow.models.taskinstance import TaskInstance
     from airflow.utils.session import create_session
     from sqlalchemy import select
@@ -68,10 +109,14 @@ def _once_deferred(dag_id: str, task_id: str, *steps: Callable[[], None]) -> tup
                 ).all()
             if "execute_complete" in resumes:
                 seen.append(True)
-            time.sleep(0.2)
-        for step in steps:
-            time.sleep(1.0)
+            else:
+                time.sleep(0.2)  # the poll's interval: the deferral shows only in the DB
+        for number, step in enumerate(steps):
+            # Run every step even then: dag.test() returns only once the last one released the trigger.
+            if seen and not reads.wait(timeout=120):
+                seen.append(f"no trigger poll within 120 s before step {number}")
             step()
+            reads.stepped()
 
     thread = threading.Thread(target=run)
     thread.start()
@@ -104,11 +149,14 @@ def _test_run(deployment: Deployment, dag_id: str, logical_date: datetime.dateti
         return found
 
 
-def test_the_sensor_waits_deferred_for_the_next_fire_of_every_parent(deployment: Deployment) -> None:
+def test_the_sensor_waits_deferred_for_the_next_fire_of_every_parent(
+    deployment: Deployment, reads: TriggerReads
+) -> None:
     deployment.run("t5_p_load", T0 + HOUR, state="success")
     deployment.run("t5_q_load", T0 + HOUR, state="success")
     # First run of the sensor: fires already completed are history; it waits for the next ones.
     worker, deferred = _once_deferred(
+        reads,
         "t5_report",
         "wait",
         lambda: deployment.run("t5_p_load", T0 + 2 * HOUR, state="failed"),
@@ -125,7 +173,7 @@ def test_the_sensor_waits_deferred_for_the_next_fire_of_every_parent(deployment:
     # Second run: one parent has a new fire, the other not yet; it waits for both.
     deployment.run("t5_p_load", T0 + 3 * HOUR, state="success")
     worker, deferred = _once_deferred(
-        "t5_report", "wait", lambda: deployment.run("t5_q_load", T0 + 3 * HOUR, state="success")
+        reads, "t5_report", "wait", lambda: deployment.run("t5_q_load", T0 + 3 * HOUR, state="success")
     )
     tasks = _test_run(deployment, "t5_report", T0 + HOUR)
     worker.join()
@@ -139,7 +187,7 @@ def test_the_sensor_waits_deferred_for_the_next_fire_of_every_parent(deployment:
     assert {name: state["count"] for name, state in tasks["wait"]["xcom"].items()} == {"t5_p": 4, "t5_q": 4}
 
 
-def test_the_wave_gate_holds_its_run_until_the_wave_opens(deployment: Deployment) -> None:
+def test_the_wave_gate_holds_its_run_until_the_wave_opens(deployment: Deployment, reads: TriggerReads) -> None:
     from airflow.models.asset import AssetModel
     from airflow.utils.session import create_session
     from sqlalchemy import select
@@ -156,14 +204,14 @@ def test_the_wave_gate_holds_its_run_until_the_wave_opens(deployment: Deployment
             write_state(asset_id, WAVES_KEY, value, session)
 
     write(plan)
-    worker, deferred = _once_deferred("t5_gated", "tessera_wave_gate", lambda: write({**plan, "open": 1}))
+    worker, deferred = _once_deferred(reads, "t5_gated", "tessera_wave_gate", lambda: write({**plan, "open": 1}))
     tasks = _test_run(deployment, "t5_gated", logical_date)
     worker.join()
     assert deferred == [True], "the gate of wave 1 waited in the triggerer while wave 0 was open"
     assert tasks["tessera_wave_gate"]["state"] == "success" and tasks["work"]["state"] == "success"
 
 
-def test_a_cancelled_wave_fails_its_gate_and_its_work_never_starts(deployment: Deployment) -> None:
+def test_a_cancelled_wave_fails_its_gate_and_its_work_never_starts(deployment: Deployment, reads: TriggerReads) -> None:
     from airflow.models.asset import AssetModel
     from airflow.utils.session import create_session
     from sqlalchemy import select
@@ -185,7 +233,7 @@ def test_a_cancelled_wave_fails_its_gate_and_its_work_never_starts(deployment: D
         "members": {**plan["members"], "t5_other/r": 0},
         "cancelled": {"by": "t5_other/r", "waves": [1], "note": "Fail-fast: t5_other/r failed"},
     }
-    worker, deferred = _once_deferred("t5_gated", "tessera_wave_gate", lambda: write(cancelled))
+    worker, deferred = _once_deferred(reads, "t5_gated", "tessera_wave_gate", lambda: write(cancelled))
     tasks = _test_run(deployment, "t5_gated", logical_date)
     worker.join()
     assert deferred == [True]

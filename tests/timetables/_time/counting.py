@@ -6,7 +6,7 @@ from tessera.timetables._time.cadence import Cadence
 
 
 class CountingCadence:
-    """Forwards every :class:`Cadence` call to ``inner`` and counts it; ``back(o, n)`` counts ``n`` steps.
+    """Forwards every :class:`Cadence` call to ``inner`` and counts it.
 
     Raises once ``budget`` steps are exceeded, so an unbounded walk fails fast instead of hanging.
     """
@@ -36,10 +36,6 @@ class CountingCadence:
     def preceding(self, occurrence: int) -> int:
         self._count()
         return self.inner.preceding(occurrence)
-
-    def back(self, occurrence: int, steps: int) -> int:
-        self._count(steps)
-        return self.inner.back(occurrence, steps)
 
     # Adapters look at a few cadence attributes (an @every interval, the grid's type); pass them through.
     def __getattr__(self, name: str) -> object:

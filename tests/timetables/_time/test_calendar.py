@@ -265,13 +265,6 @@ def test_unanchored_calendar_cadences_are_flat_intervals_from_the_epoch(unit, ev
     assert c.preceding(first) == first - days * 24 * HOUR
 
 
-def test_back_steps_over_a_skipped_day():
-    c = cadence("day", at="09:00", timezone="Pacific/Apia")
-    jan1 = us(datetime(2012, 1, 1, 9, tzinfo=ZoneInfo("Pacific/Apia")))
-    assert wall([c.back(jan1, 2)], "Pacific/Apia") == ["2011-12-29 09:00 -1000"]
-    assert c.back(jan1, 0) == jan1
-
-
 def test_at_or_before_inside_the_repeated_hour_sees_the_first_instance():
     """At 01:10 EST (the second 01:10), the 01:00 run already happened, an hour earlier, at 01:00 EDT."""
     zone = ZoneInfo("America/New_York")

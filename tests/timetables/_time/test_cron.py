@@ -426,8 +426,6 @@ def check_against_brute_force(expression, fields, name, day, dst, probes):
             assert schedule.preceding(occurrence) == expected[index - 1]
         else:
             assert schedule.preceding(occurrence) < low_us
-        steps = min(index, 3)
-        assert schedule.back(occurrence, steps) == expected[index - steps]
 
 
 PROBES = st.lists(st.floats(0, 1), min_size=1, max_size=5)

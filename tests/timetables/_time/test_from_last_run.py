@@ -33,7 +33,6 @@ def test_stepping_matches_the_walk_from_the_origin(interval, origin, t):
     assert grid.following(t) == after
     assert grid.at_or_after(t) == (t if before == t else after)
     assert grid.preceding(before) == before - interval
-    assert grid.back(before, 3) == before - 3 * interval
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)

@@ -91,7 +91,6 @@ def test_grid_points_are_epoch_multiples(interval, t):
     assert below <= t < above == below + interval
     assert grid.at_or_after(t) == (t if t % interval == 0 else above)
     assert grid.preceding(above) == below
-    assert grid.back(above, 3) == above - 3 * interval
 
 
 @given(interval=INTERVALS, delay=st.integers(0, 2 * US_PER_DAY), start=INSTANTS, count=st.integers(2, 40))
