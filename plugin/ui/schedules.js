@@ -8,7 +8,8 @@ const RELOAD_MS = 30 * 1000;
 const BATCH = 100; // rows built or updated between two yields to the browser: no long freeze at 1,000 DAGs
 const OUTCOME_KIND = { success: "ok", failed: "bad", upstream_failed: "bad", running: "info", queued: "info" };
 const rows = new Map(); // dag_id -> { main, lane, cells, keys }
-let loading = 0;
+let loading = 0; // the newest load: an older one still answering stops where it is
+let inFlight = 0; // loads not finished: the periodic reload waits for them (a slow answer is never cut short)
 
 function when(iso, withDate = true) {
   if (!iso) return "—";
@@ -71,7 +72,8 @@ function staleParents(dag) {
     const age = p.age_seconds === null ? "never completed a fire" : `last fire ${ago(p.age_seconds)} ago`;
     return el("div", { class: "stale", "data-parent": p.schedule,
       title: `No completed fire within ${p.bound_hours} h${p.last_completed ? `; last ${when(p.last_completed)} UTC` : ""}` },
-    chip("warn", `stale parent ${p.schedule}`), el("span", { class: "sub" }, `${age} (bound ${p.bound_hours} h)`));
+    // A long schedule name wraps after "_", "-" or "." rather than being cut.
+    chip("warn", ["stale parent ", ...breakable(p.schedule)]), el("span", { class: "sub" }, `${age} (bound ${p.bound_hours} h)`));
   });
 }
 
@@ -257,6 +259,7 @@ function chosenRange() {
 async function load() {
   const seq = ++loading;
   const now = Date.now();
+  inFlight++;
   try {
     const page = await api(`/page?offset=${pager.offset}&limit=${PAGE_ROWS}`);
     if (seq !== loading) return;
@@ -275,6 +278,8 @@ async function load() {
     const box = document.getElementById("error");
     box.hidden = false;
     box.textContent = error.status === 401 ? "Your Airflow session has expired: log in again." : `Could not load the schedules: ${error.message}`;
+  } finally {
+    inFlight--;
   }
 }
 
@@ -310,4 +315,4 @@ function rememberRange() {
 rememberRange();
 turnPages(load);
 load();
-setInterval(load, RELOAD_MS);
+setInterval(() => { if (!inFlight) load(); }, RELOAD_MS);
