@@ -315,7 +315,13 @@ for (const name of ["pushState", "replaceState"]) {
 
 
 def _schedules_frame(page: object) -> object:
-    return next(frame for frame in page.frames if "/tessera/ui/" in frame.url)
+    """The document of the Schedules iframe on the page now: the one ``iframe[title=Schedules]`` finds.
+
+    Not the first of ``page.frames`` at a /tessera/ui/ address: Airflow's UI may have mounted the
+    plugin's iframe more than once, and an earlier frame, never loaded, has no rows (0 / 0 rows
+    per element, or a load that never ends, in a busy run).
+    """
+    return page.locator("iframe[title=Schedules]").element_handle(timeout=90_000).content_frame()
 
 
 def _open_schedules(airflow_ui: AirflowUi, browser: object, *, theme: str | None = None) -> tuple[object, object]:
