@@ -73,7 +73,7 @@ function staleParents(dag) {
     return el("div", { class: "stale", "data-parent": p.schedule,
       title: `No completed fire within ${p.bound_hours} h${p.last_completed ? `; last ${when(p.last_completed)} UTC` : ""}` },
     // A long schedule name wraps after "_", "-" or "." rather than being cut.
-    chip("warn", ["stale parent ", ...breakable(p.schedule)]), el("span", { class: "sub" }, `${age} (bound ${p.bound_hours} h)`));
+    chip("warn", ["stale parent ", ...breakable(p.schedule)]), " ", el("span", { class: "sub" }, `${age} (bound ${p.bound_hours} h)`));
   });
 }
 
