@@ -115,6 +115,11 @@ class FunctionSpec:
         target = None if cursor_into is None else _pointer("cursor_into", cursor_into)
         if target is not None:
             bounded_json("initial", initial, fix=_CURSOR_FIX)
+        elif initial is not None:  # it would be ignored: no fire ever receives it
+            raise ValueError(
+                f"initial: {_excerpt(initial)} given without a cursor; it is the cursor before the first fire: "
+                "set cursor_from and cursor_into too, or drop initial"
+            )
         spec = cls(frozen, input_validator, output_validator, source, target, initial)
         # The first fire's exact input: the frozen input with `initial` spliced in.
         try:

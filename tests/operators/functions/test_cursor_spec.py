@@ -340,3 +340,11 @@ def test_a_ref_loop_only_some_outputs_reach_fails_that_output_instead_of_crashin
     assert schema_violation(spec.output_schema, {"a": 1}) == (
         "at $: its references loop without end on this document (a $ref reaches itself before looking into it)"
     )
+
+
+def test_an_initial_cursor_without_a_cursor_is_refused_not_ignored() -> None:
+    refusal = r"^initial: .* given without a cursor; .*cursor_from and cursor_into"
+    with pytest.raises(ValueError, match=refusal) as refused:
+        FunctionSpec.build(input={"region": "emea"}, initial={"n": 0})
+    assert "{'n': 0}" in str(refused.value) or '{"n": 0}' in str(refused.value)
+    assert FunctionSpec.build(input={"region": "emea"}).initial is None  # no cursor, no initial: as before
