@@ -64,9 +64,7 @@ class PartitionPlan:
 
     def _configure_partitions(self, cadence: Cadence, partitioned: object, key_format: str | None) -> None:
         if not isinstance(partitioned, bool):
-            raise TypeError(
-                f"partitioned: {shown(partitioned)} is a {type(partitioned).__name__}; give True or False"
-            )
+            raise TypeError(f"partitioned: {shown(partitioned)} is a {type(partitioned).__name__}; give True or False")
         if key_format is not None and not partitioned:
             raise ValueError(f"key_format: {shown(key_format)} given without partitioned=True; add partitioned=True")
         if partitioned:

@@ -28,6 +28,7 @@ from .errors import Invalid, NotFound
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+
 def _refusal(error: Exception) -> Invalid:
     return Invalid(f"{type(error).__name__}: {error}")
 
