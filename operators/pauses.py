@@ -23,11 +23,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.models.dag import DagModel
 from airflow.models.log import Log
 from sqlalchemy import func, select, update
 
+from ._airflow import utcnow
 from .excerpt import excerpt, not_unicode
 
 if TYPE_CHECKING:

@@ -38,13 +38,14 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.models.dag import DagModel
 from airflow.models.errors import ParseImportError
 from airflow.models.log import Log
 from sqlalchemy import and_, func, or_, select
 
 from tessera.operators.functions.spec_reasons import spec_reason
+
+from ._airflow import utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

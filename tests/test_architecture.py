@@ -4,6 +4,9 @@
   nothing from the rest of tessera and no Airflow;
 - nothing outside timetables/ imports the private core or touches a timetable's private
   attributes: it asks the public plan;
+- one door to Airflow per layer: a private Airflow name (a module path with a segment starting
+  with "_", a name starting with "_" imported from Airflow, a "_" member read off an Airflow
+  object) is used only in that layer's ``_airflow.py``, and no layer uses another layer's door;
 - one concept per module: no module over 300 lines.
 """
 
@@ -52,6 +55,124 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 def _folder(path: Path) -> str:
     return path.relative_to(REPO).parts[0]
+
+
+DOORS = {folder: REPO / folder / "_airflow.py" for folder in FOLDERS}
+
+NOT_AIRFLOWS = {
+    "_replace": "namedtuple's public API (urllib.parse.urlsplit's result)",
+    "_body": "Starlette's Request body cache, not an Airflow name",
+}
+"""Private-looking members tessera reads off objects that are not Airflow's, and what they are."""
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_airflow_module(module: str) -> bool:
+    parts = module.split(".")
+    return parts[0] == "airflow" and any(part.startswith("_") for part in parts)
+
+
+def _tessera_names() -> set[str]:
+    """Every private name tessera defines itself: functions, classes, variables, ``self``/``cls`` attributes."""
+    names = set()
+    for path in _sources():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in ("self", "cls")
+            ):
+                names.add(node.attr)
+    return {name for name in names if _private(name)}
+
+
+def _airflow_bound(tree: ast.AST) -> set[str]:
+    """The names a module binds to Airflow modules or objects by importing them."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "airflow":
+                    bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "airflow":
+            bound.update(alias.asname or alias.name for alias in node.names)
+    return bound
+
+
+def _root(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _private_airflow_uses(path: Path, ours: set[str]) -> list[tuple[int, str]]:
+    """(line, what) of every private Airflow name ``path`` imports or reads (see the module docstring).
+
+    A ``_`` member counts as Airflow's when it is read off a name the module imported from Airflow,
+    or when tessera defines no such name itself (and it is not one of :data:`NOT_AIRFLOWS`).
+    """
+    tree = ast.parse(path.read_text(), str(path))
+    airflow = _airflow_bound(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, f"imports {a.name}") for a in node.names if _private_airflow_module(a.name)]
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "airflow":
+            if _private_airflow_module(node.module):
+                found.append((node.lineno, f"imports from {node.module}"))
+            found += [(node.lineno, f"imports {node.module}.{a.name}") for a in node.names if _private(a.name)]
+        else:
+            if isinstance(node, ast.Attribute):
+                member, owner = node.attr, node.value
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "setattr", "hasattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+            ):
+                member, owner = node.args[1].value, node.args[0]
+            else:
+                continue
+            if not _private(member) or _root(owner) in ("self", "cls"):
+                continue
+            if _root(owner) in airflow or (member not in ours and member not in NOT_AIRFLOWS):
+                found.append((node.lineno, f"reads {ast.unparse(owner)}.{member}"))
+    return found
+
+
+def test_private_airflow_names_go_through_the_layers_door():
+    ours = _tessera_names()
+    wrong = [
+        f"{path.relative_to(REPO)}:{line} {what}, a private Airflow name; "
+        f"use it through {DOORS[_folder(path)].relative_to(REPO)} (add it there with a contract test)"
+        for path in _sources()
+        if path not in DOORS.values()
+        for line, what in _private_airflow_uses(path, ours)
+    ]
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_no_layer_uses_another_layers_door():
+    wrong = [
+        f"{path.relative_to(REPO)}:{line} imports {module}; use {DOORS[_folder(path)].relative_to(REPO)}"
+        for path in _sources()
+        for line, module in _imports(path)
+        if (parts := module.split("."))[:1] == ["tessera"]
+        and len(parts) > 2
+        and parts[2] == "_airflow"
+        and parts[1] != _folder(path)
+    ]
+    assert wrong == [], "\n".join(wrong)
 
 
 def test_layers_point_one_way():

@@ -14,10 +14,10 @@ import datetime
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.exceptions import AirflowTimetableInvalid
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
+from ._airflow import utcnow
 from ._time.cadence import Cadence
 from ._time.durations import format_duration, parse_duration
 from ._time.phase import default_spread_bound

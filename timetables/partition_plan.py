@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.exceptions import InvalidPartitionKeyError
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
+from ._airflow import utcnow
 from ._time.durations import shown
 from .instants import from_us, to_us
 from .limits import SUPPORTED_FROM, SUPPORTED_UNTIL
@@ -64,9 +64,7 @@ class PartitionPlan:
 
     def _configure_partitions(self, cadence: Cadence, partitioned: object, key_format: str | None) -> None:
         if not isinstance(partitioned, bool):
-            raise TypeError(
-                f"partitioned: {shown(partitioned)} is a {type(partitioned).__name__}; give True or False"
-            )
+            raise TypeError(f"partitioned: {shown(partitioned)} is a {type(partitioned).__name__}; give True or False")
         if key_format is not None and not partitioned:
             raise ValueError(f"key_format: {shown(key_format)} given without partitioned=True; add partitioned=True")
         if partitioned:
@@ -137,6 +135,7 @@ class PartitionPlan:
             return Timetable.localize_partition_datetime(self, dt)  # type: ignore[arg-type]
         return from_us(to_us(keys.localize(dt)))
 
+    # Overrides Airflow's private Timetable._decode_partition_date (named in timetables/_airflow.py).
     def _decode_partition_date(self, partition_key: str) -> datetime.datetime | None:
         """The period start ``partition_key`` names; refuses a key that names no period of this schedule."""
         keys = self._partition_keys

@@ -38,7 +38,6 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.models.dagrun import DagRun
 from airflow.models.pool import Pool
 from airflow.models.taskinstance import TaskInstance
@@ -48,6 +47,7 @@ from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunType
 from sqlalchemy import and_, insert, or_, select, update
 
+from .._airflow import utcnow
 from . import metrics, skip_events
 from .missed_ticks import missed_ticks
 from .pause_history import was_paused_at_creation

@@ -37,13 +37,13 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.models.dag import DagModel
 from airflow.models.taskinstance import TaskInstance
 from airflow.models.xcom import XComModel
 from airflow.utils.state import TaskInstanceState
 from sqlalchemy import and_, exists, func, select
 
+from .._airflow import utcnow
 from . import metrics
 from .policy import CURSOR_TASK_TYPE
 from .record import RECORD_KEY

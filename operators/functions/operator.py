@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from airflow.sdk import BaseOperator
-from airflow.sdk._shared.timezones.timezone import utcnow
 from airflow.sdk.exceptions import AirflowTaskTimeout
 
 from tessera.operators.excerpt import excerpt
 
+from .._airflow import task_utcnow
 from . import metrics
 from .fire import CursorFire, CursorWriteFailed, DispatchStartFailed, FireFailed, error_summary, output_without_cursor
 from .http import HttpFunction
@@ -153,11 +153,11 @@ class CursorFunctionOperator(BaseOperator):
         dry_run = is_dry_run(dag_run.conf) or context["params"].get("dry_run") is True
         store = self._store()
         fire = CursorFire(self.spec, store)
-        started = utcnow()
+        started = task_utcnow()
 
         def record(phase: Phase, reason: str | None, message: str | None, outcome: Outcome | None = None) -> None:
             # Only what is not a clean success is written: a clean fire is its task's success.
-            entry = FireRecord(phase, iso(started), outcome, reason, message, iso(utcnow()))
+            entry = FireRecord(phase, iso(started), outcome, reason, message, iso(task_utcnow()))
             try:
                 ti.xcom_push(RECORD_KEY, entry.to_json())
             except Exception:
@@ -173,7 +173,7 @@ class CursorFunctionOperator(BaseOperator):
             # A clean fire's 0 is sent once its success is stored (health.clean_fire_stored), not here:
             # sent now, a scheduler reading the database before the success lands would follow it stale.
             since = None if outcome is Outcome.SUCCEEDED else _seconds_since_last_success(ti)
-            duration = utcnow() - started
+            duration = task_utcnow() - started
             metrics.fire_finished(
                 self.dag_id, self.task_id, outcome=outcome.value, duration=duration, since_success=since
             )
@@ -228,7 +228,7 @@ def _seconds_since_last_success(ti: Any) -> float | None:
         return None
     if previous is None or previous.end_date is None:
         return None
-    return (utcnow() - previous.end_date).total_seconds()
+    return (task_utcnow() - previous.end_date).total_seconds()
 
 
 def cursor_function(python_callable: Callable[[Any], Any] | None = None, **operator_kwargs: Any) -> Any:

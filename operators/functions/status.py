@@ -27,7 +27,6 @@ import datetime
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.configuration import conf
 from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
@@ -40,6 +39,7 @@ from sqlalchemy import select
 
 from tessera.timetables.base import TesseraTimetable
 
+from .._airflow import utcnow
 from . import skip_events
 from .history import FIRE, IN_FLIGHT, SKIP, RunReading, load_history
 from .policy import CURSOR_TASK_TYPE

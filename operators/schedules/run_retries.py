@@ -23,7 +23,6 @@ import datetime
 import json
 from typing import TYPE_CHECKING
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
 from airflow.models.log import Log
@@ -32,6 +31,7 @@ from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunTriggeredByType, DagRunType
 from sqlalchemy import select
 
+from .._airflow import utcnow
 from .runs import record_of_run
 
 if TYPE_CHECKING:

@@ -17,19 +17,21 @@ if TYPE_CHECKING:
 
 def read_state(asset_id: int, key: str, session: Session) -> Any:
     """A JSON value from the schedule asset's state store (``None`` if absent)."""
-    from airflow._shared.state import AssetScope
     from airflow.state import get_state_backend
 
-    stored = get_state_backend().get(AssetScope(asset_id=asset_id), key, session=session)
+    from .._airflow import asset_scope
+
+    stored = get_state_backend().get(asset_scope(asset_id), key, session=session)
     return None if stored is None else json.loads(stored)
 
 
 def write_state(asset_id: int, key: str, value: Any, session: Session) -> None:
     """Store a JSON value in the schedule asset's state store (what triggers read)."""
-    from airflow._shared.state import AssetScope
     from airflow.state import get_state_backend
 
-    get_state_backend().set(AssetScope(asset_id=asset_id), key, json.dumps(value), session=session)
+    from .._airflow import asset_scope
+
+    get_state_backend().set(asset_scope(asset_id), key, json.dumps(value), session=session)
 
 
 async def schedule_state(name: str, key: str) -> Any:

@@ -13,8 +13,8 @@ same order, with the same private helpers of ``airflow.models.backfill``, but la
 * :func:`runs_left_out`: for a bounded batch of runs, which ones the backfill would skip
   because a run already exists, in one query (the batch's date range) instead of one per run.
 
-This is the only module that names those private helpers; ``tests/plugin/api/test_backfill_bounds.py``
-checks that it answers exactly what ``_do_dry_run`` answers.
+This is the only module that uses those private helpers (through :mod:`tessera.plugin._airflow`);
+``tests/plugin/api/test_backfill_bounds.py`` checks that it answers exactly what ``_do_dry_run`` answers.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from .errors import Invalid, NotFound
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
+
 
 def _refusal(error: Exception) -> Invalid:
     return Invalid(f"{type(error).__name__}: {error}")
@@ -46,8 +47,10 @@ def check_backfill(
     dag: Any, *, from_date: datetime.datetime, to_date: datetime.datetime, reprocess_behavior: str | None
 ) -> None:
     """Refuse, in Airflow's words, what ``airflow backfill create`` refuses before it creates anything."""
-    from airflow.models.backfill import ReprocessBehavior, _validate_backfill_params
+    from airflow.models.backfill import ReprocessBehavior
     from airflow.utils.types import DagRunType
+
+    from .._airflow import validate_backfill_params
 
     if not dag.timetable.periodic:
         raise Invalid(f"dag_id: {dag.dag_id!r} has a non-periodic schedule; backfill refuses it")
@@ -55,7 +58,7 @@ def check_backfill(
         raise Invalid(f"dag_id: {dag.dag_id!r} does not allow backfill runs (allowed_run_types)")
     behavior = None if reprocess_behavior is None else ReprocessBehavior(reprocess_behavior)
     try:
-        _validate_backfill_params(dag, False, from_date, to_date, behavior, None)
+        validate_backfill_params(dag, False, from_date, to_date, behavior, None)
     except Exception as error:  # the refusals `airflow backfill create` answers with
         if type(error).__module__.startswith("airflow."):
             raise _refusal(error) from error
@@ -64,7 +67,7 @@ def check_backfill(
 
 def runs_in_range(dag: Any, *, from_date: datetime.datetime, to_date: datetime.datetime) -> Iterator[Any]:
     """The ``DagRunInfo`` of each run a backfill of the range creates, one at a time, oldest first."""
-    from airflow._shared.timezones.timezone import utcnow
+    from .._airflow import utcnow
 
     infos = dag.iter_dagrun_infos_between(from_date, to_date)
     if dag.timetable.partitioned:  # _get_info_list keeps every partition of the range
@@ -94,9 +97,11 @@ def runs_left_out(session: Session, dag_id: str, infos: Sequence[Any], reprocess
     date) and keeps the new run unless ``_get_dag_run_no_create_reason`` gives a reason; here the
     existing runs of the whole batch are read at once and the same rule is applied to each.
     """
-    from airflow.models.backfill import ReprocessBehavior, _get_dag_run_no_create_reason
+    from airflow.models.backfill import ReprocessBehavior
     from airflow.models.dagrun import DagRun
     from sqlalchemy import select
+
+    from .._airflow import dag_run_no_create_reason
 
     found: dict[str, dict[datetime.datetime, list[Any]]] = {"logical_date": {}, "partition_date": {}}
     for name, index in found.items():
@@ -121,7 +126,7 @@ def runs_left_out(session: Session, dag_id: str, infos: Sequence[Any], reprocess
         matching = [row for row in candidates if info.logical_date is None or row.logical_date == info.logical_date]
         # Airflow's order: runs that started before runs that did not, the latest start first.
         matching.sort(key=lambda row: (row.start_date is None, -(row.start_date or _EPOCH).timestamp()))
-        left_out.append(bool(matching) and _get_dag_run_no_create_reason(matching[0], behavior) is not None)
+        left_out.append(bool(matching) and dag_run_no_create_reason(matching[0], behavior) is not None)
     return left_out
 
 

@@ -135,8 +135,9 @@ def _tessera_starts(
 def _timetable_starts(
     timetable: Any, dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int
 ) -> tuple[list[datetime.datetime], bool]:
-    from airflow._shared.timezones.timezone import coerce_datetime
     from airflow.timetables.base import TimeRestriction
+
+    from .._airflow import coerce_datetime
 
     # Airflow's timetables expect its own (pendulum) instants, as the scheduler passes them.
     earliest, latest = coerce_datetime(dag.start_date), coerce_datetime(dag.end_date)

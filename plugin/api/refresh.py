@@ -34,7 +34,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
 from airflow.utils.session import create_session
@@ -45,6 +44,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from tessera.operators.functions.policy import is_dry_run
 
+from .._airflow import utcnow
 from . import metrics
 from .errors import Conflict, Invalid, NotFound, Unavailable
 from .metrics import Outcome

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.utils.types import DagRunType
 from sqlalchemy import Row
 
@@ -26,6 +25,7 @@ from tessera.operators.schedules.identity import record_of
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.instants import to_us
 
+from .._airflow import utcnow
 from .adapters import NOT_A_CURSOR_FUNCTION, cursor_function_status
 from .lateness import assess_lateness
 from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel

@@ -27,11 +27,12 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from airflow._shared.timezones.timezone import from_timestamp
 from airflow.models.serialized_dag import SerializedDagModel
 from airflow.serialization.decoders import decode_timetable
 from airflow.serialization.serialized_objects import BaseSerialization
 from sqlalchemy import select
+
+from .._airflow import from_timestamp, latest_by_version_select
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -117,7 +118,7 @@ def latest_stored(session: Session, dag_ids: Collection[str]) -> dict[str, Store
     if not dag_ids:
         return {}
     model = SerializedDagModel
-    latest = model._latest_by_version_select(list(dag_ids)).with_only_columns(model.id, model.dag_id, model.dag_hash)
+    latest = latest_by_version_select(list(dag_ids)).with_only_columns(model.id, model.dag_id, model.dag_hash)
     rows = session.execute(latest).all()
     with _lock:
         known = {dag_id: _decoded.get(dag_id) for _, dag_id, _ in rows}

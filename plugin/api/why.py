@@ -13,9 +13,9 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.models.dag import DagModel
 
+from .._airflow import utcnow
 from .errors import NotFound
 from .why_facts import Facts, gather
 from .why_models import OccurrenceModel, RunModel, WhyAnswer

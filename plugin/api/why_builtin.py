@@ -18,11 +18,12 @@ from __future__ import annotations
 import datetime
 from typing import Any, NamedTuple
 
-from airflow._shared.timezones.timezone import coerce_datetime
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 from airflow.timetables.interval import DeltaDataIntervalTimetable
 from airflow.timetables.simple import AssetTriggeredTimetable, ContinuousTimetable, NullTimetable, OnceTimetable
 from airflow.timetables.trigger import DeltaTriggerTimetable
+
+from .._airflow import coerce_datetime
 
 MAX_STEPS = 64
 SEARCH_BACK = datetime.timedelta(days=800)

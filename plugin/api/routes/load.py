@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter, Query
 
+from ..._airflow import utcnow
 from ..load import fleet_load
 from ..load_fleet import fleet
 from ..load_models import LoadResponse, load_response

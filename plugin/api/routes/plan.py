@@ -5,11 +5,11 @@ And ``GET /api/v1/page``: everything the Schedules page shows, in one request.
 
 from __future__ import annotations
 
-from airflow._shared.timezones.timezone import utcnow
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter, Response
 
+from ..._airflow import utcnow
 from ..broken_rows import broken_plan, with_broken_plans
 from ..contradictions import all_contradictions
 from ..errors import NotFound
