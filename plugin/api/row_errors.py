@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from .failures import failure
 from .models import ConditionModel, Contradiction, DagPlan, DagStatus, Lateness
 from .plans import dag_plan
 from .runs import RunHistory
-from .schedules import ScheduledDag, failure
+from .schedules import ScheduledDag
 from .status import dag_status
 
 if TYPE_CHECKING:

@@ -13,7 +13,6 @@ the Schedules page list the runs the scheduler creates, no more and no fewer.
 from __future__ import annotations
 
 import datetime
-import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,6 +28,7 @@ from tessera.timetables.durations import format_duration
 from tessera.timetables.run_info import RunSchedule
 
 from .errors import NotFound
+from .failures import failure
 from .memo import memo_of
 from .models import PlannedOccurrence
 from .stored import StoredDag, latest_stored
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from airflow.models.dagbag import DBDagBag
     from sqlalchemy.orm import Session
 
-log = logging.getLogger(__name__)
-_CAUSE_DEPTH = 8
 _US = datetime.timedelta(microseconds=1)
 
 TIMETABLE_PREFIX = "tessera.timetables."
@@ -114,19 +112,6 @@ class ScheduledDag:
         if self.timetable is not None:
             return "wall_clock" if self.timetable.is_wall_clock else "interval"
         return "after" if self.declared_schedule is not None else "other"
-
-
-def failure(what: str, dag_id: str, error: Exception) -> str:
-    """Log why one DAG's ``what`` failed, and say it in one line for that DAG's row."""
-    log.warning("tessera: %s failed for DAG %r", what, dag_id, exc_info=error)
-    text = f"{what} failed: {type(error).__name__}: {error}"
-    # Airflow wraps a timetable's own error (DeserializationError): name the root cause too.
-    root = error
-    for _ in range(_CAUSE_DEPTH):
-        if (cause := root.__cause__ or root.__context__) is None:
-            break
-        root = cause
-    return text if root is error else f"{text} (because {type(root).__name__}: {root})"
 
 
 def read_latest(dag_bag: DBDagBag, dag_id: str, session: Session) -> tuple[Any | None, str | None]:

@@ -25,7 +25,7 @@ from tessera.operators.functions.skip_events import LoggedSkip, logged_skips
 
 from . import why_records as records
 from .broken import Broken, ParseEntry, broken_dags, parse_entries
-from .schedules import failure
+from .failures import failure
 from .why_clock import ClockFinding, clock_findings
 from .why_schedule import ScheduleView, schedule_view
 from .why_versions import DagAtT, Definition, dag_at

@@ -19,7 +19,8 @@ from airflow.models.serialized_dag import SerializedDagModel
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from .schedules import failure, run_bounds
+from .failures import failure
+from .schedules import run_bounds
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
