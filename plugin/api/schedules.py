@@ -31,7 +31,7 @@ from .errors import NotFound
 from .failures import failure
 from .memo import memo_of
 from .models import PlannedOccurrence
-from .stored import StoredDag, latest_stored
+from .stored import StoredDag, latest_stored, time_restriction
 
 if TYPE_CHECKING:
     from airflow.models.dagbag import DBDagBag
@@ -224,23 +224,13 @@ def run_bounds(dag: Any) -> tuple[datetime.datetime | None, datetime.datetime | 
     """The earliest and latest bound of the DAG's runs, derived as the scheduler derives them.
 
     Airflow's scheduler restricts a timetable to the earliest start date of the DAG and its
-    tasks, and to the DAG's end date, or the latest task end date when every task has one.
-    A :class:`~.stored.StoredDag` carries them, derived the same way from its JSON.
+    tasks, and to the DAG's end date, or the latest task end date when every task has one
+    (:func:`~.stored.time_restriction`). A :class:`~.stored.StoredDag` carries them, derived from its JSON.
     """
     if isinstance(dag, StoredDag):
         return dag.earliest, dag.latest
-    tasks = list(getattr(dag, "tasks", ()))
-    starts = [task.start_date for task in tasks if task.start_date]
-    if dag.start_date is not None:
-        starts.append(dag.start_date)
-    latest = dag.end_date
-    ends = [task.end_date for task in tasks if task.end_date]
-    if len(ends) == len(tasks):
-        if dag.end_date is not None:
-            ends.append(dag.end_date)
-        if ends:
-            latest = max(ends)
-    return (min(starts) if starts else None), latest
+    tasks = [(task.start_date, task.end_date) for task in getattr(dag, "tasks", ())]
+    return time_restriction(dag.start_date, dag.end_date, tasks)
 
 
 def planned_runs(

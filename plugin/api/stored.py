@@ -62,21 +62,36 @@ def _instant(value: Any) -> datetime.datetime | None:
     return None if value is None else from_timestamp(value)
 
 
-def run_bounds(dag: dict[str, Any]) -> tuple[datetime.datetime | None, datetime.datetime | None]:
-    """The bounds the scheduler puts on a DAG's runs (``SerializedDAG._time_restriction``), from its JSON."""
-    start, end = _instant(dag.get("start_date")), _instant(dag.get("end_date"))
-    tasks = [task["__var"] for task in dag.get("tasks") or ()]
-    starts = [s for task in tasks if (s := _instant(task.get("start_date")) or start) is not None]
+def time_restriction(
+    start: datetime.datetime | None,
+    end: datetime.datetime | None,
+    tasks: list[tuple[datetime.datetime | None, datetime.datetime | None]],
+) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+    """The bounds Airflow's scheduler puts on a DAG's runs (``SerializedDAG._time_restriction``): the one copy.
+
+    From the DAG's start and end and each task's (start, end): the earliest start of the DAG and its
+    tasks; the DAG's end, or the latest end when every task has one. Contract-tested against
+    Airflow's own (``tests/test_airflow_doors.py``).
+    """
+    starts = [task_start for task_start, _ in tasks if task_start is not None]
     if start is not None:
         starts.append(start)
-    ends = [e for task in tasks if (e := _instant(task.get("end_date")) or end) is not None]
     latest = end
+    ends = [task_end for _, task_end in tasks if task_end is not None]
     if len(ends) == len(tasks):
         if end is not None:
             ends.append(end)
         if ends:
             latest = max(ends)
     return (min(starts) if starts else None), latest
+
+
+def run_bounds(dag: dict[str, Any]) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+    """:func:`time_restriction` from a DAG's JSON, where a task's dates equal to the DAG's are left out."""
+    start, end = _instant(dag.get("start_date")), _instant(dag.get("end_date"))
+    tasks = [task["__var"] for task in dag.get("tasks") or ()]
+    bounds = [(_instant(task.get("start_date")) or start, _instant(task.get("end_date")) or end) for task in tasks]
+    return time_restriction(start, end, bounds)
 
 
 def decode(dag_id: str, data: dict[str, Any]) -> StoredDag:

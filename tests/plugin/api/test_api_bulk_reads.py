@@ -76,6 +76,9 @@ def test_what_is_decoded_from_the_json_is_what_full_deserialization_gives(stored
         assert stored.timetable.serialize() == full.timetable.serialize(), dag_id
         assert stored.description == full.timetable.description, dag_id
         assert (stored.earliest, stored.latest) == run_bounds(full), dag_id
+        # The one copy of Airflow's rule gives what Airflow's own gives (a contract: it is private).
+        airflow_s = full._time_restriction
+        assert run_bounds(full) == (airflow_s.earliest, airflow_s.latest), dag_id
         cursors = tuple(t.task_id for t in full.tasks if t.task_type == "CursorFunctionOperator")
         assert stored.cursor_task_ids == cursors, dag_id
         assert stored.default_args == dict(full.default_args), dag_id
