@@ -29,8 +29,7 @@ from typing import Any
 from airflow.sdk import RetryDecision, RetryPolicy
 
 from tessera.timetables.durations import format_duration, parse_duration
-
-from .excerpt import excerpt
+from tessera.timetables.values import excerpt
 
 FIRST_DELAY = timedelta(minutes=5)
 """The longest period or first wait, as for every duration."""

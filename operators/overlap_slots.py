@@ -25,8 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from tessera.timetables.run_policy import RunPolicy
-
-from .excerpt import excerpt
+from tessera.timetables.values import excerpt
 
 ONE_AT_A_TIME = ("skip", "buffer_one", "buffer_all")
 DROPS_TICKS = ("skip", "buffer_one", "cancel_other")

@@ -27,8 +27,9 @@ from airflow.models.dag import DagModel
 from airflow.models.log import Log
 from sqlalchemy import func, select, update
 
+from tessera.timetables.values import excerpt, not_unicode
+
 from ._airflow import utcnow
-from .excerpt import excerpt, not_unicode
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -16,10 +16,10 @@ from typing import Any
 
 from airflow.sdk import BaseOperator
 
-from tessera.operators.excerpt import excerpt
 from tessera.operators.schedules.checks import name as check_name
 from tessera.operators.schedules.identity import asset_uri, schedule_asset
 from tessera.timetables.durations import parse_duration
+from tessera.timetables.values import excerpt
 
 from .trigger import FIRES_KEY, AfterTrigger, fire_count, released
 

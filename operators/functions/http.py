@@ -27,8 +27,8 @@ from typing import Any
 import httpx
 
 from tessera.operators import outbound
-from tessera.operators.excerpt import excerpt, not_unicode
 from tessera.timetables.durations import parse_duration
+from tessera.timetables.values import excerpt, not_unicode
 
 from .fire import FireFailed, OutputInvalid
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from tessera.operators.excerpt import excerpt
+from tessera.timetables.values import excerpt
 
 CURSOR_TASK_TYPE = "CursorFunctionOperator"
 """How the scheduler recognises a cursor-function task in a serialized DAG."""

@@ -30,7 +30,7 @@ from typing import Any
 
 from airflow.providers.standard.operators.branch import BaseBranchOperator
 
-from tessera.operators.excerpt import excerpt
+from tessera.timetables.values import excerpt
 
 SELECTOR_TASK_ID = "tessera_nodes"
 NODES_OPTION = "nodes"

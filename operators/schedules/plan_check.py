@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from tessera.operators.excerpt import clip, excerpt
+from tessera.timetables.values import clip, excerpt
 
 from .identity import schedules_in_tags
 from .policy import timetable_of

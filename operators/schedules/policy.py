@@ -44,8 +44,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from tessera.operators.excerpt import excerpt
 from tessera.operators.overlap_slots import REPLACING_SLOTS
+from tessera.timetables.values import excerpt
 
 from .checks import INT32_MAX
 from .identity import ALIGN_TAG, RECORD_KEY, schedule_asset, schedule_tag
