@@ -79,3 +79,17 @@ def test_a_duration_in_calendar_months_is_refused_naming_the_parameter(parameter
     message = str(err.value)
     assert message.startswith(f"{field}: Duration(months=1) counts months"), message
     assert "give days, hours, minutes or seconds" in message, message
+
+
+def test_a_hostile_value_is_named_in_the_refusal_not_a_recursion_error() -> None:
+    """repr() of a deeply nested list recursed without bound, so the refusal itself failed with a
+    RecursionError naming no field; the refusal now shows the value through the one safe renderer."""
+    from tessera.timetables import Every
+
+    nested: list = []
+    for _ in range(100_000):
+        nested = [nested]
+    with pytest.raises(TypeError, match=r"^every: \[\[\[.*\.\.\.\]\]\].* is a list; give a duration string"):
+        Every(nested)
+    with pytest.raises(TypeError, match=r"^every: <integer of about 5000 digits> is a int"):
+        Every(10**5000)

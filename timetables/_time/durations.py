@@ -16,6 +16,8 @@ import re
 from datetime import datetime, timedelta, timezone
 from fractions import Fraction
 
+from .excerpt import excerpt
+
 US_PER_MS = 1_000
 US_PER_SECOND = 1_000_000
 US_PER_MINUTE = 60 * US_PER_SECOND
@@ -38,12 +40,12 @@ _FORMS = "write a number and a lowercase unit (ms, s, m, h, d), e.g. '30s', '5m'
 
 
 def shown(value: object, limit: int = 60) -> str:
-    """``repr(value)``, cut short so a megabyte of junk does not become a megabyte of error message."""
-    try:
-        text = repr(value)
-    except ValueError:  # an int of more than 4300 digits refuses to print itself
-        text = f"<{type(value).__name__} too long to print>"
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+    """``repr(value)`` cut short, never failing: the one renderer of values in refusals (:func:`.excerpt.excerpt`).
+
+    Not ``repr()`` itself: a megabyte of junk would become a megabyte of message, an int of more than
+    4300 digits refuses to print, and a deeply nested list recurses without bound.
+    """
+    return excerpt(value, limit)
 
 
 def _refuse_text(field: str, value: str, text: str) -> None:

@@ -72,7 +72,7 @@ def _pieces(value: object, depth: int, limit: int) -> Iterator[str]:
     if value is None or kind in (bool, float):
         yield repr(value)
     elif kind is int:
-        yield _integer(value)  # type: ignore[arg-type]
+        yield _integer(value, limit)  # type: ignore[arg-type]
     elif kind in (str, bytes):
         # A longer text renders past the limit, so excerpt() marks the cut with "...".
         yield repr(value[: limit + 1])  # type: ignore[index]
@@ -96,8 +96,9 @@ def _pieces(value: object, depth: int, limit: int) -> Iterator[str]:
         yield _other(value, limit)
 
 
-def _integer(value: int) -> str:
-    if abs(value).bit_length() <= 132:  # at most 40 digits: shown exactly
+def _integer(value: int, limit: int) -> str:
+    # Exactly when it fits the excerpt (at most 40 digits always; digits_of is within one digit above that).
+    if abs(value).bit_length() <= 132 or digits_of(value) < limit:
         return repr(value)
     return f"{'-' if value < 0 else ''}<integer of about {digits_of(value)} digits>"
 
