@@ -50,7 +50,9 @@ function ticks(view) {
 
 // The axis above the lanes: labels placed in percent, so they never stretch with the lanes.
 function drawAxis(box, view) {
-  box.replaceChildren(...ticks(view).map((t) =>
+  // A tick label within a label's width of "now" would be printed through it: "now" wins.
+  const clear = (t) => Math.abs(xOf(view, t) - xOf(view, view.now)) > LANE_WIDTH * 0.06;
+  box.replaceChildren(...ticks(view).filter(clear).map((t) =>
     el("span", { class: "tick", style: `left:${(xOf(view, t) / LANE_WIDTH) * 100}%` }, tickLabel(view.range, t))),
   el("span", { class: "tick now", style: `left:${(xOf(view, view.now) / LANE_WIDTH) * 100}%`, title: "now" }, "now"));
 }

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_ui_browser import CHROMIUM, CHROMIUM_ARGS
+from .test_ui_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
 UI = Path(__file__).resolve().parents[2] / "plugin" / "ui"
 BASE = "http://tessera.test"
@@ -167,7 +167,23 @@ def test_the_dags_beyond_one_answer_are_a_page_away(page):
         assert page.locator("#page-range").text_content() == f"DAGs 1,001–{FLEET + BEYOND:,} of {FLEET + BEYOND:,}"
         assert "late on this page" in page.locator("#summary").text_content()
         assert page.locator("#page-next").is_disabled() and page.locator("#page-prev").is_enabled()
+        page.screenshot(path=ARTIFACTS / "pager-second-page-1280x800.png")
     finally:  # the other tests read the first page
         page.locator("#page-prev").click()
         page.wait_for_function(f"() => document.querySelectorAll('#schedules tbody tr.dag').length === {FLEET}")
     assert _shown(page) == [f"scale_{i:04}" for i in range(FLEET)]
+
+
+def test_no_hour_label_is_printed_through_the_now_label(page):
+    """The axis drops the hour labels the "now" label would cover (it read "no18:00" before)."""
+    overlaps = page.evaluate(
+        """() => {
+      const now = document.querySelector("#axis .tick.now").getBoundingClientRect();
+      return [...document.querySelectorAll("#axis .tick:not(.now)")]
+        .map((tick) => [tick.textContent, tick.getBoundingClientRect()])
+        .filter(([, box]) => box.left < now.right && box.right > now.left)
+        .map(([text]) => text);
+    }"""
+    )
+    assert page.locator("#axis .tick:not(.now)").count() >= 4  # the hours are still labelled
+    assert overlaps == []
