@@ -6,10 +6,12 @@ They import nothing from Airflow, so DAG files and the pure arithmetic can share
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from ._time.catch_up import past_deadline
 from ._time.durations import US_PER_SECOND, parse_duration, shown
 from ._time.phase import spread_phase
+from .instants import to_us
 
 MAX_BACKFILL = 1000
 """The most missed occurrences a catch-up runs: it bounds the scheduler's work after any downtime."""
@@ -172,3 +174,14 @@ def check_key(key: object) -> str | None:
     except UnicodeEncodeError:
         raise ValueError(f"key: {shown(key)} is not valid UTF-8 text; use letters, digits, - and _") from None
     return key
+
+
+def missed_deadline(due: datetime, now: datetime, deadline: timedelta | None) -> bool:
+    """Whether a run due at ``due`` and not started by ``now`` waited longer than its starting ``deadline``.
+
+    The starting-deadline rule for readers outside the pure core (the function dispatch's
+    admission, the explainer): the same rule the scheduler's catch-up applies.
+    """
+    if deadline is None:
+        return False
+    return past_deadline(to_us(due), to_us(now), deadline // timedelta(microseconds=1))

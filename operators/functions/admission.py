@@ -47,6 +47,8 @@ from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunType
 from sqlalchemy import and_, insert, or_, select, update
 
+from tessera.timetables.policies import missed_deadline
+
 from .._airflow import utcnow
 from . import metrics, skip_events
 from .missed_ticks import missed_ticks
@@ -174,8 +176,7 @@ def _reason(
     if suspended:
         return SkipReason.SUSPENDED, _message(SkipReason.SUSPENDED)
     tick = _is_tick(dag_run)
-    deadline = _deadline(dag)
-    if tick and deadline is not None and now - dag_run.run_after > deadline:
+    if tick and missed_deadline(dag_run.run_after, now, _deadline(dag)):
         return SkipReason.MISSED_DEADLINE, _message(SkipReason.MISSED_DEADLINE)
     if (missing := connection_missing(getattr(task, "http_conn_id", None), session)) is not None:
         return SkipReason.DISPATCH_START_FAILED, missing

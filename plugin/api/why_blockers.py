@@ -15,6 +15,7 @@ import datetime
 from dataclasses import dataclass
 
 from tessera.operators.functions.pause_history import LoggedPause
+from tessera.timetables.policies import missed_deadline
 
 from .schedules import duration_text
 from .why_facts import Facts
@@ -227,7 +228,7 @@ def no_run_decision(facts: Facts) -> Decision:
             clause = f"; {then}, {newer_count} newer occurrence(s) were due and {view.policy_words()}"
             if blocker.cause == "scheduler_down":
                 decision.cause = "passed_over"
-        elif view.deadline is not None and blocker.ended - due > view.deadline:
+        elif view.deadline is not None and missed_deadline(due, blocker.ended, view.deadline):
             clause = (
                 f"; {then} it had been due {ago(due, blocker.ended)}, longer than the starting deadline "
                 f"{duration_text(view.deadline)}: skipped (MissedDeadline)"

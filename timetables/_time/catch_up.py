@@ -36,11 +36,22 @@ def step_back_to(cadence: Cadence, occurrence: int, steps: int, floor: int) -> i
     return max(occurrence, floor)
 
 
+def past_deadline(due: int, now: int, deadline: int | None) -> bool:
+    """Whether a run due at ``due`` and not started by ``now`` is skipped: it waited longer than ``deadline``.
+
+    The one statement of the starting-deadline rule: the catch-up (:func:`within_deadline`), the
+    function dispatch's admission and the explainer all ask it. A run due exactly ``deadline``
+    ago still starts; ``None`` waits forever.
+    """
+    return deadline is not None and now - due > deadline
+
+
 def within_deadline(cadence: Cadence, occurrence: int, *, now: int, phase: int, deadline: int) -> int:
     """``occurrence``, or the first occurrence whose run is due at most ``deadline`` before ``now``."""
     # A run is due at occurrence + phase; the phase is a chosen start offset, not lateness.
-    oldest_allowed = now - phase - deadline
-    return occurrence if occurrence >= oldest_allowed else cadence.at_or_after(oldest_allowed)
+    if not past_deadline(occurrence + phase, now, deadline):
+        return occurrence
+    return cadence.at_or_after(now - phase - deadline)  # the first whose run is not past it
 
 
 def next_occurrence(

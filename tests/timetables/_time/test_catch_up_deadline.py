@@ -137,3 +137,25 @@ def test_deadline_resumes_at_the_first_young_enough_occurrence(interval, last_st
     first_young = -(-oldest_allowed // interval) * interval  # the first multiple at or after it
     assert bounded == (free if free >= oldest_allowed else first_young)
     assert bounded % interval == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    occurrence_hours=st.integers(-1000, 1000),
+    late=st.integers(-2 * H, 6 * H),
+    phase=st.integers(0, H - 1),
+    deadline=st.integers(0, 3 * H),
+)
+def test_one_deadline_rule_for_the_catch_up_admission_and_the_explainer(occurrence_hours, late, phase, deadline):
+    """The catch-up keeps an occurrence exactly when the public rule (admission, explainer) says it may start."""
+    from tessera.timetables._time.catch_up import past_deadline
+    from tessera.timetables.instants import from_us
+    from tessera.timetables.policies import missed_deadline
+
+    occurrence = DAY0 + occurrence_hours * H
+    due, now = occurrence + phase, occurrence + phase + late
+    kept = within_deadline(HOURLY, occurrence, now=now, phase=phase, deadline=deadline) == occurrence
+    assert kept == (not past_deadline(due, now, deadline)) == (late <= deadline)
+    public = missed_deadline(from_us(due), from_us(now), datetime.timedelta(microseconds=deadline))
+    assert public == past_deadline(due, now, deadline)
+    assert missed_deadline(from_us(due), from_us(now), None) is False
