@@ -219,6 +219,14 @@ class PublicPlan:
         """The schedule facts of the run whose window ends at ``window_end`` (a stored run's data interval end)."""
         return self._schedule(self._plan.run(self._plan.occurrence_of_window_end(to_us(window_end))))
 
+    def next_stored(self, dag_model: Any) -> RunSchedule | None:
+        """The run the scheduler creates next, stored on the DAG row, as the plan reads it (None: none stored).
+
+        The one reader of that stored run for every part of tessera (status, the REST API, the page).
+        """
+        end = getattr(dag_model, "next_dagrun_data_interval_end", None)
+        return None if end is None else self.run_of(end)
+
     def of_run(self, dag_run: Any) -> RunSchedule | None:
         """The schedule facts of a stored run (``run_id``, ``data_interval_start``/``_end``), as it was created.
 

@@ -229,9 +229,10 @@ def function_status(
 
 def _nominal_next(dag: Any, dag_model: DagModel) -> datetime.datetime | None:
     """The stored next run's occurrence, as a tessera timetable reads it (else Airflow's run_after)."""
-    end = dag_model.next_dagrun_data_interval_end
-    if isinstance(dag.timetable, TesseraTimetable) and end is not None:
-        return dag.timetable.run_of(end).occurrence
+    if isinstance(dag.timetable, TesseraTimetable):
+        stored = dag.timetable.next_stored(dag_model)
+        if stored is not None:
+            return stored.occurrence
     return dag_model.next_dagrun_create_after
 
 

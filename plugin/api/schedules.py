@@ -88,8 +88,8 @@ class ScheduledDag:
         end = self.model.next_dagrun_data_interval_end
         if self.timetable is None or end is None:
             return None
-        timetable = self.timetable
-        return memo_of(self.dag_id, self.stored).run(("window end", end), lambda: timetable.run_of(end))
+        timetable, model = self.timetable, self.model
+        return memo_of(self.dag_id, self.stored).run(("window end", end), lambda: timetable.next_stored(model))
 
     def schedule_of(self, run: Any) -> RunSchedule | None:
         """A stored run's schedule facts as it was created (``timetable.of_run``), from its id and window.

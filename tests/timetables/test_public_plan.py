@@ -120,3 +120,28 @@ def test_upcoming_stops_at_until_without_walking_further():
     after = datetime.datetime(2026, 1, 1, tzinfo=UTC)
     listed = timetable.upcoming(after=after, count=400, until=after + datetime.timedelta(minutes=12))
     assert [r.run_after.minute for r in listed] == [5, 10]
+
+
+@settings(
+    max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(timetable=timetables(), now_offset=st.integers(0, 400 * 24 * 3600))
+def test_next_stored_reads_the_run_the_scheduler_stored_on_the_dag_row(timetable, now_offset):
+    """``next_stored`` (status, REST, the page) is the run the scheduler stored: same start, same window."""
+    from types import SimpleNamespace
+
+    now = BASE + datetime.timedelta(seconds=now_offset)
+    with time_machine.travel(now, tick=False):
+        info = timetable.next_dagrun_info_v2(
+            last_dagrun_info=None, restriction=TimeRestriction(earliest=None, latest=None, catchup=False)
+        )
+    assert info is not None
+    row = SimpleNamespace(next_dagrun_data_interval_end=info.data_interval.end)  # what Airflow stores
+    stored = timetable.next_stored(row)
+    assert stored is not None
+    assert (stored.run_after, stored.window_start, stored.window_end) == (
+        info.run_after,
+        info.data_interval.start,
+        info.data_interval.end,
+    )
+    assert timetable.next_stored(SimpleNamespace(next_dagrun_data_interval_end=None)) is None
