@@ -221,6 +221,45 @@ def test_nothing_outside_timetables_touches_a_timetables_private_attributes():
     assert wrong == []
 
 
+ONE_DEFINITION = {
+    # the rule: (the one module that states it, the names it is stated by)
+    "the instants tessera supports": ("timetables/limits.py", ("SUPPORTED_FROM", "SUPPORTED_UNTIL")),
+    "which zone names a schedule accepts": ("timetables/_time/wallclock.py", ("load_zone",)),
+    "how a user's value is shown in a refusal": ("timetables/_time/excerpt.py", ("excerpt",)),
+    "Airflow's bounds on a DAG's runs (_time_restriction)": ("plugin/api/stored.py", ("time_restriction",)),
+    "the starting deadline": ("timetables/_time/catch_up.py", ("past_deadline",)),
+    "the run the scheduler stored next": ("timetables/public_plan.py", ("next_stored",)),
+}
+
+
+def _definitions(path: Path) -> set[str]:
+    """Names ``path`` defines: module-level functions, classes and assignments, and methods."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    for node in ast.parse(path.read_text()).body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        names |= {target.id for target in targets if isinstance(target, ast.Name)}
+    return names
+
+
+@pytest.mark.parametrize("rule", sorted(ONE_DEFINITION))
+def test_each_rule_is_stated_in_one_place(rule: str):
+    """A rule that two readers share is defined once; the others call it (issue 25's list of copies)."""
+    home, names = ONE_DEFINITION[rule]
+    assert (REPO / home).exists(), f"{rule}: {home} is gone; update ONE_DEFINITION"
+    where = {name: sorted(str(p.relative_to(REPO)) for p in _sources() if name in _definitions(p)) for name in names}
+    # A class that serves the stored next run to the page memoises the plan's answer under the same name.
+    allowed = {"next_stored": {"plugin/api/schedules.py"}}
+    for name, modules in where.items():
+        extra = set(modules) - {home} - allowed.get(name, set())
+        assert home in modules, f"{rule}: {name} is no longer defined in {home}"
+        assert not extra, f"{rule}: {name} is defined again in {sorted(extra)}; call the one in {home}"
+
+
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
 def test_modules_hold_one_concept(path: Path):
     lines = len(path.read_text().splitlines())
