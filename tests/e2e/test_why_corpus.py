@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ARTIFACTS, keep_artifacts_if_failed
-from .harness import BIN, AirflowHome, _free_port
+from .harness import BIN, AirflowHome, StoredRun, _free_port
 from .why_scenario import UTC, Corpus, now
 
 DAGS = Path(__file__).resolve().parent / "dags_why"
@@ -145,7 +145,7 @@ def _cli_examples(c: Corpus) -> None:
     asks = [
         ["why", "c_paused"],
         ["why", "c_dst", "--at", "2026-03-29T01:30:00Z"],
-        ["why", "c_changed", "--at", (c.started("c_changed", c.facts["changed"]) + SECOND).isoformat()],
+        ["why", "c_changed", "--at", c.facts["changed_at"].isoformat()],
     ]
     outputs = []
     for argv in asks:
@@ -301,7 +301,14 @@ def _deadline(c: Corpus) -> None:
 
 
 def _changed(c: Corpus) -> None:
-    old = c.wait_runs("c_changed", 2)[0]
+    # T must fall while the old run is the newest occurrence's run: after it was created and before the next
+    # 10 s occurrence came due. The first run of a newly stored DAG may be created seconds after its occurrence,
+    # so "a second after it started" could land past the next occurrence (its run not created yet: 'late').
+    def timely() -> StoredRun | None:
+        return next((r for r in c.runs("c_changed") if r.created_at and r.created_at < r.run_after + 8 * SECOND), None)
+
+    old = c.wait("a run of c_changed created within 8 s of its occurrence", timely)
+    at = old.created_at + SECOND  # type: ignore[operator]
     c.rewrite("corpus_changed.py", CHANGED_SOURCE)
     edited = now()
     c.wait(
@@ -309,7 +316,8 @@ def _changed(c: Corpus) -> None:
         lambda: [r for r in c.runs("c_changed") if "~interval:20s" in r.run_id and r.created_at > edited],
     )
     c.facts["changed"] = old.run_id
-    c.answers["changed"] = c.why("c_changed", c.started("c_changed", old.run_id) + SECOND)  # as it ran
+    c.facts["changed_at"] = at
+    c.answers["changed"] = c.why("c_changed", at)  # as it ran
 
 
 def _broken(c: Corpus) -> None:
@@ -573,7 +581,7 @@ def test_run_triggered_manually(corpus):
 
 def test_schedule_changed_between_runs(corpus):
     found = answer(corpus, "changed")
-    assert found["cause"] in ("ran", "running", "queued"), found["verdict"]  # T: a second after it came due
+    assert found["cause"] in ("ran", "running", "queued"), found["verdict"]  # T: a second after it was created
     assert corpus.facts["changed"] in found["verdict"]
     assert (
         "under the schedule in force then (every 10s · phase 0s, dag_version 1); it has changed since to"
