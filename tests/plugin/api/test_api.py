@@ -337,12 +337,21 @@ def test_a_success_older_than_the_window_does_not_coalesce(deployment):
 
 
 def test_status_reports_the_last_run_and_the_conditions(deployment):
+    asked = datetime.datetime.now(datetime.timezone.utc)
     status, body = deployment.call("GET", "/tessera/api/v1/dags/api_after_failure/status", user="viewer")
+    answered = datetime.datetime.now(datetime.timezone.utc)
     assert status == 200, body
     assert body["last_run"]["run_type"] == "manual"
     assert body["cursors"] == [] and body["cursor_status"] == "not a cursor function"
     assert {c["type"] for c in body["conditions"]} == {"SpecValid", "Ready"}
-    assert body["lateness"]["state"] in ("on_time", "late")
+    # No scheduler runs here: the hourly occurrence is late exactly once its late_after has passed.
+    lateness = body["lateness"]
+    assert lateness["state"] in ("on_time", "late") and lateness["late"] == (lateness["state"] == "late"), lateness
+    late_after = datetime.datetime.fromisoformat(lateness["late_after"])
+    if late_after <= asked:
+        assert lateness["state"] == "late" and lateness["late_by_seconds"] > 0, lateness
+    elif late_after > answered:
+        assert lateness["state"] == "on_time" and lateness["late_by_seconds"] is None, lateness
     assert body["next_fire"]["run_after"] is not None
     status, every = deployment.call("GET", "/tessera/api/v1/status", user="viewer")
     assert status == 200 and "api_seed_example" in {dag["dag_id"] for dag in every["dags"]}
