@@ -8,8 +8,8 @@ worker mid-fire. Every DAG starts paused: each test unpauses the ones it needs.
 
 * ``celery_alternate``: every 10 s, a quick call; the deployment's cluster policy sends
   consecutive fires to ``node-a`` and ``node-b`` alternately (``celery_stack.ROUTED``).
-* ``celery_forbid``: every 5 s, a call of 7 s under ``Forbid``, routed so that the
-  fires that run land on alternate workers.
+* ``celery_forbid``: every 5 s, a call of 7 s under ``Forbid``, each fire routed to a
+  node by a hash of its occurrence, so the fires that run land on both workers.
 * ``celery_cap_0`` .. ``celery_cap_3``: every 5 s, a call of 6 s each, under the
   deployment's dispatch cap.
 """
