@@ -103,9 +103,18 @@ def test_the_dag_pauses_itself_after_two_failed_runs_in_a_row(airflow_stack: Air
         _set_paused(home, FAILING, True)
     (_, extra), *more = pauses
     assert more == [], "paused once"
-    failed = [run_id for run_id, state, _, _ in _runs(home, FAILING) if state == "failed"]
+    # In the order they failed: two runs in flight at once can fail in the other order than they were due
+    # (CI: the 23:27:40 run failed after the 23:27:50 one). Runs failing after the pause end later still.
+    failed = [
+        run_id
+        for (run_id,) in home.query(
+            "SELECT run_id FROM dag_run WHERE dag_id = ? AND run_type = 'scheduled' AND state = 'failed' "
+            "ORDER BY end_date, id",
+            FAILING,
+        )
+    ]
     assert extra["reason"] == "pause_after_failures" and extra["is_paused"] is True
-    assert extra["failed_runs"] == failed[:2][::-1], "the two failed runs, newest first"
+    assert extra["failed_runs"] == failed[:2][::-1], "the two failed runs, the last to fail first"
     assert extra["note"].startswith(
         f"Paused by tessera: 2 runs failed in a row (pause_after_failures 2), the newest {failed[1]}"
     )
