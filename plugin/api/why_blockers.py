@@ -228,7 +228,7 @@ def no_run_decision(facts: Facts) -> Decision:
             clause = f"; {then}, {newer_count} newer occurrence(s) were due and {view.policy_words()}"
             if blocker.cause == "scheduler_down":
                 decision.cause = "passed_over"
-        elif view.deadline is not None and missed_deadline(due, blocker.ended, view.deadline):
+        elif missed_deadline(due, blocker.ended, view.deadline):
             clause = (
                 f"; {then} it had been due {ago(due, blocker.ended)}, longer than the starting deadline "
                 f"{duration_text(view.deadline)}: skipped (MissedDeadline)"
