@@ -141,17 +141,17 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
         self,
         cadence: Cadence,
         *,
-        delay: Duration | None,
-        window: Duration | None,
-        phase: Phase | None,
-        catch_up: CatchUp | None,
-        key: str | None,
+        delay: Duration | None = None,
+        window: Duration | None = None,
+        phase: Phase | None = None,
+        catch_up: CatchUp | None = None,
+        key: str | None = None,
         partitioned: bool = False,
         key_format: str | None = None,
         overlap: str | None = None,
         pause_after_failures: int | None = None,
     ) -> None:
-        """Validate and store the keywords every tessera timetable takes, and build its plan."""
+        """Validate and store the keywords every tessera timetable takes (:class:`~.options.Options`), and build its plan."""
         delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
         lookback = None if window is None else parse_duration("window", window)
         self._phase_policy = check_phase(phase)
