@@ -288,3 +288,30 @@ def test_the_pure_core_imports_without_airflow_installed():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("ok")
+
+
+def test_every_timetable_constructor_has_full_type_hints():
+    """Each parameter of each public timetable class's constructors is typed, its return type too."""
+    import inspect
+
+    import tessera.timetables as public
+    from tessera.timetables.base import TesseraTimetable
+
+    named = [getattr(public, name) for name in public.__all__]  # loaded on first use (PEP 562)
+    classes = [
+        c for c in named if isinstance(c, type) and issubclass(c, TesseraTimetable) and c is not TesseraTimetable
+    ]
+    constructors = [(c, "__init__", c.__init__) for c in classes]
+    constructors += [
+        (c, n, getattr(c, n)) for c in classes for n in dir(c) if inspect.ismethod(getattr(c, n)) and n[0] != "_"
+    ]
+    untyped = [
+        f"{c.__name__}.{name}({p.name})" if p else f"{c.__name__}.{name} -> ?"
+        for c, name, method in constructors
+        for p in [*inspect.signature(method).parameters.values(), None]
+        if (p is None and inspect.signature(method).return_annotation is inspect.Signature.empty)
+        or (p is not None and p.name != "self" and p.annotation is inspect.Parameter.empty)
+    ]
+    assert {c.__name__ for c in classes} >= {"Every", "Calendar", "Cron", "Union"}
+    assert len(constructors) > len(classes), "the calendar cadences' classmethods are checked too"
+    assert not untyped, f"constructors without a type hint: {untyped}"

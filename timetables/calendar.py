@@ -3,36 +3,26 @@
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from ._time.business_spec import BUSINESS_DAY
 from .base import TesseraTimetable
 from .business_calendar import calendar_cadence
 from .exclusions import Exclusions
-from .policies import CatchUp, Phase
+from .options import Options, check_options
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-Duration = str | datetime.timedelta
 WallTime = str | datetime.time
 Zone = str | ZoneInfo
 
 
-class Options(TypedDict, total=False):
+class CalendarOptions(Options, total=False):
     """The keywords every calendar constructor takes besides its own (see :class:`Calendar`)."""
 
     exclude: object
-    delay: Duration | None
-    window: Duration | None
-    phase: Phase | None
-    catch_up: CatchUp | None
-    key: str | None
-    partitioned: bool
-    key_format: str | None
-    overlap: str | None
-    pause_after_failures: int | None
 
 
 class Calendar(TesseraTimetable):
@@ -94,16 +84,9 @@ class Calendar(TesseraTimetable):
         business_day: int | None = None,
         calendar: object = None,
         exclude: object = None,
-        delay: Duration | None = None,
-        window: Duration | None = None,
-        phase: Phase | None = None,
-        catch_up: CatchUp | None = None,
-        key: str | None = None,
-        partitioned: bool = False,
-        key_format: str | None = None,
-        overlap: str | None = None,
-        pause_after_failures: int | None = None,
+        **options: Unpack[Options],
     ) -> None:
+        check_options("Calendar", options)  # first: a misspelt keyword is named before any other check
         self._calendar, self._holidays, self._exclude, cadence = calendar_cadence(
             unit,
             every=every,
@@ -114,22 +97,16 @@ class Calendar(TesseraTimetable):
             calendar=calendar,
             exclude=exclude,
         )
-        self._configure(
-            cadence,
-            delay=delay,
-            window=window,
-            phase=phase,
-            catch_up=catch_up,
-            key=key,
-            partitioned=partitioned,
-            key_format=key_format,
-            overlap=overlap,
-            pause_after_failures=pause_after_failures,
-        )
+        self._configure(cadence, **options)
 
     @classmethod
     def hour(
-        cls, every: int = 1, at: WallTime | None = None, *, timezone: Zone | None = None, **options: Unpack[Options]
+        cls,
+        every: int = 1,
+        at: WallTime | None = None,
+        *,
+        timezone: Zone | None = None,
+        **options: Unpack[CalendarOptions],
     ) -> Calendar:
         """Every ``every`` hours (1, 2, 3, 4, 6, 8 or 12).
 
@@ -141,7 +118,12 @@ class Calendar(TesseraTimetable):
 
     @classmethod
     def day(
-        cls, at: WallTime | None = None, *, every: int = 1, timezone: Zone | None = None, **options: Unpack[Options]
+        cls,
+        at: WallTime | None = None,
+        *,
+        every: int = 1,
+        timezone: Zone | None = None,
+        **options: Unpack[CalendarOptions],
     ) -> Calendar:
         """Every ``every`` days (1 to 30) at ``at`` in ``timezone`` (both or neither; ``timezone="UTC"`` for UTC).
 
@@ -157,7 +139,7 @@ class Calendar(TesseraTimetable):
         *,
         every: int = 1,
         timezone: Zone | None = None,
-        **options: Unpack[Options],
+        **options: Unpack[CalendarOptions],
     ) -> Calendar:
         """Every ``every`` weeks (1 to 4) on weekday ``on`` (``"monday"`` or 0-6, 0 = Sunday) at ``at``.
 
@@ -176,7 +158,7 @@ class Calendar(TesseraTimetable):
         timezone: Zone | None = None,
         business_day: int | None = None,
         calendar: object = None,
-        **options: Unpack[Options],
+        **options: Unpack[CalendarOptions],
     ) -> Calendar:
         """Every ``every`` months (1 to 12) on day ``on`` (1 to 31), or on business day ``business_day``, at ``at``.
 
@@ -208,7 +190,7 @@ class Calendar(TesseraTimetable):
         *,
         timezone: Zone | None = None,
         calendar: object = None,
-        **options: Unpack[Options],
+        **options: Unpack[CalendarOptions],
     ) -> Calendar:
         """Every business day at ``at`` in ``timezone``: Monday to Friday, except the dates of ``calendar``.
 

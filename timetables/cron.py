@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cron_descriptor import (
     CasingTypeEnum,
@@ -22,7 +22,10 @@ from ._time.wallclock import check_dst_policy, load_zone
 from .base import TesseraTimetable
 from .exclusion_plan import with_exclusions
 from .exclusions import Exclusions, parse_exclusions
-from .policies import CatchUp, Phase
+from .options import Options, check_options
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Cron", "CronInvalid"]
 
@@ -89,20 +92,13 @@ class Cron(TesseraTimetable):
         starting_deadline: str | datetime.timedelta | None = None,
         dst: str = "cronjob",
         exclude: object = None,
-        delay: str | datetime.timedelta | None = None,
-        window: str | datetime.timedelta | None = None,
-        phase: Phase | None = None,
-        catch_up: CatchUp | None = None,
-        key: str | None = None,
-        partitioned: bool = False,
-        key_format: str | None = None,
-        overlap: str | None = None,
-        pause_after_failures: int | None = None,
+        **options: Unpack[Options],
     ) -> None:
+        check_options("Cron", options)  # first: a misspelt keyword is named before any other check
         zone = load_zone("timezone", timezone)
         self._dst = check_dst_policy(dst)
         # Partitioned, a day whose every time a spring-forward skips still runs once: its partition exists.
-        keyed = partitioned is True and self._dst == "cronjob"
+        keyed = options.get("partitioned") is True and self._dst == "cronjob"
         cadence = parse_cron(expression, zone, "cronjob-partitioned" if keyed else self._dst)
         self._expression = " ".join(expression.split())
         self._timezone = zone.key
@@ -111,18 +107,7 @@ class Cron(TesseraTimetable):
         )
         self._every_us = cadence.interval if isinstance(cadence, EpochGrid) else None
         self._exclude = parse_exclusions("exclude", exclude)
-        self._configure(
-            with_exclusions("exclude", cadence, self._exclude, zone.key),
-            delay=delay,
-            window=window,
-            phase=phase,
-            catch_up=catch_up,
-            key=key,
-            partitioned=partitioned,
-            key_format=key_format,
-            overlap=overlap,
-            pause_after_failures=pause_after_failures,
-        )
+        self._configure(with_exclusions("exclude", cadence, self._exclude, zone.key), **options)
 
     @property
     def timezone(self) -> str:

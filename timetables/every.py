@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid, check_interval
 from .base import TesseraTimetable
 from .calendar import Calendar
-from .policies import CatchUp, Phase, Spread
+from .options import Options, check_options
+from .policies import Spread
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class Every(TesseraTimetable):
@@ -44,61 +48,20 @@ class Every(TesseraTimetable):
     # Interval cadences spread by default: many DAGs on one interval must not start together.
     default_phase = Spread()
 
-    def __init__(
-        self,
-        interval: str | datetime.timedelta,
-        *,
-        delay: str | datetime.timedelta | None = None,
-        window: str | datetime.timedelta | None = None,
-        phase: Phase | None = None,
-        catch_up: CatchUp | None = None,
-        key: str | None = None,
-        partitioned: bool = False,
-        key_format: str | None = None,
-        overlap: str | None = None,
-        pause_after_failures: int | None = None,
-    ) -> None:
+    def __init__(self, interval: str | datetime.timedelta, **options: Unpack[Options]) -> None:
+        check_options("Every", options)  # first: a misspelt keyword is named before any other check
         interval_us = parse_duration("every", interval)
         check_interval("every", interval, interval_us)
         self._interval_us = interval_us
-        self._configure(
-            EpochGrid(interval_us),
-            delay=delay,
-            window=window,
-            phase=phase,
-            catch_up=catch_up,
-            key=key,
-            partitioned=partitioned,
-            key_format=key_format,
-            overlap=overlap,
-            pause_after_failures=pause_after_failures,
-        )
+        self._configure(EpochGrid(interval_us), **options)
 
-    # Calendar cadences read as sentences: Every.day(at="07:00", timezone="Europe/Amsterdam").
-    @staticmethod
-    def hour(*args: Any, **kwargs: Any) -> Calendar:
-        """Every ``every`` hours (a divisor of 24); see :meth:`Calendar.hour`."""
-        return Calendar.hour(*args, **kwargs)
-
-    @staticmethod
-    def day(*args: Any, **kwargs: Any) -> Calendar:
-        """Every ``every`` days at a wall-clock time; see :meth:`Calendar.day`."""
-        return Calendar.day(*args, **kwargs)
-
-    @staticmethod
-    def week(*args: Any, **kwargs: Any) -> Calendar:
-        """Every ``every`` weeks on a weekday at a wall-clock time; see :meth:`Calendar.week`."""
-        return Calendar.week(*args, **kwargs)
-
-    @staticmethod
-    def month(*args: Any, **kwargs: Any) -> Calendar:
-        """Every ``every`` months on a day (31 = the month's last day) or a business day; see :meth:`Calendar.month`."""
-        return Calendar.month(*args, **kwargs)
-
-    @staticmethod
-    def business_day(*args: Any, **kwargs: Any) -> Calendar:
-        """Every business day (Monday to Friday but holidays) at a wall time; see :meth:`Calendar.business_day`."""
-        return Calendar.business_day(*args, **kwargs)
+    # Calendar cadences read as sentences: Every.day(at="07:00", timezone="Europe/Amsterdam"). The
+    # same methods as Calendar's, so their signatures and docstrings show here too.
+    hour = Calendar.hour
+    day = Calendar.day
+    week = Calendar.week
+    month = Calendar.month
+    business_day = Calendar.business_day
 
     @property
     def period(self) -> datetime.timedelta:

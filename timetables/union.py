@@ -24,8 +24,7 @@ its own is refused instead, since its options would be lost.
 
 from __future__ import annotations
 
-import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._time.durations import shown
 from ._time.union import MAX_MEMBERS, UnionCadence
@@ -35,7 +34,11 @@ from .cron import Cron
 from .every import Every
 from .exclusion_plan import with_exclusions
 from .exclusions import Exclusions, parse_exclusions
-from .policies import CatchUp, Latest, Phase
+from .options import Options, check_options
+from .policies import Latest
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _KINDS: dict[str, type[TesseraTimetable]] = {"Every": Every, "Calendar": Calendar, "Cron": Cron}
 _EXAMPLE = "Union(Every.day(at='09:00', timezone='UTC'), Cron('0 17 * * 5', timezone='UTC'), phase=Fixed('1m'))"
@@ -117,32 +120,14 @@ class Union(TesseraTimetable):
         self,
         *members: TesseraTimetable,
         exclude: object = None,
-        delay: str | datetime.timedelta | None = None,
-        window: str | datetime.timedelta | None = None,
-        phase: Phase | None = None,
-        catch_up: CatchUp | None = None,
-        key: str | None = None,
-        partitioned: bool = False,
-        key_format: str | None = None,
-        overlap: str | None = None,
-        pause_after_failures: int | None = None,
+        **options: Unpack[Options],
     ) -> None:
+        check_options("Union", options)  # first: a misspelt keyword is named before any other check
         self._members = tuple(_members(members))
         self._timezone = _zone(list(self._members))
         self._exclude = parse_exclusions("exclude", exclude)
         cadence = UnionCadence([member._plan.cadence for member in self._members])
-        self._configure(
-            with_exclusions("exclude", cadence, self._exclude, self._timezone),
-            delay=delay,
-            window=window,
-            phase=phase,
-            catch_up=catch_up,
-            key=key,
-            partitioned=partitioned,
-            key_format=key_format,
-            overlap=overlap,
-            pause_after_failures=pause_after_failures,
-        )
+        self._configure(with_exclusions("exclude", cadence, self._exclude, self._timezone), **options)
 
     @property
     def members(self) -> tuple[TesseraTimetable, ...]:
