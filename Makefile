@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_HOME ?= $(CURDIR)/.demo
 
-.PHONY: demo test venv lint bench dist clean
+.PHONY: demo test fuzz venv lint bench dist clean
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ demo: venv
 TEST_WORKERS ?= 2
 test: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# The fuzz tests drawing five times the examples at random (make test runs a fixed fifth of them):
+# run it after changing a parser, a bound or an error message (see tests/fuzz_depth.py).
+FUZZ_TESTS := tests/timetables/test_fuzz_constructors.py tests/operators/test_fuzz_declarations.py tests/plugin/api/test_api_schema_fuzz.py
+fuzz: venv
+	TESSERA_FUZZ=deep $(BIN)/python -m pytest -n $(TEST_WORKERS) $(FUZZ_TESTS)
 
 lint: venv
 	$(BIN)/ruff check .

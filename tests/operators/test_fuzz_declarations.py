@@ -30,6 +30,7 @@ from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet
 from tessera.operators.schedules.statement import _CLAUSES, ScheduleSyntaxError, parse_schedules
 
+from ..fuzz_depth import DEEP, cases
 from .fuzz_values import (
     ANY_JSON,
     EDGE_INTS,
@@ -45,8 +46,8 @@ from .fuzz_values import (
 
 _KEYWORDS = sorted(_CLAUSES)
 FUZZ = settings(
-    max_examples=5000,
-    derandomize=True,
+    max_examples=cases(deep=5_000),
+    derandomize=not DEEP,
     database=None,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],

@@ -33,13 +33,14 @@ from tessera.timetables._time.plan import Plan
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.instants import to_us
 
+from ..fuzz_depth import DEEP, cases
 from . import fuzz_inputs as inputs
 from ._time.counting import CountingCadence
 
-CASES = 5_000  # per constructor
+CASES = cases(deep=5_000)  # per constructor
 FUZZ = settings(
     max_examples=CASES,
-    derandomize=True,
+    derandomize=not DEEP,
     database=None,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],

@@ -40,6 +40,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from ...fuzz_depth import cases
 from .test_api_app import DAG_FILE, Api, airflow_api, store_dags
 
 BASE = "http://testserver/tessera"
@@ -47,7 +48,7 @@ ANSWER_SECONDS = 10.0
 """Every call answers within this much of this process's CPU (a preview gives up after 3 s; the rest answer in
 milliseconds). CPU, not the wall clock: the app runs in this process, and on a machine busy with other work (a
 parallel test run) a wall-clock bound fails a request that did no more work than usual."""
-EXAMPLES_PER_OPERATION = 20
+EXAMPLES_PER_OPERATION = cases(deep=100)
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
