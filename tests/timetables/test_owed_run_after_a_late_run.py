@@ -10,12 +10,11 @@ with ``max_active_runs=2`` two slots freed at once, and the second run created s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pendulum
 import pytest
 import time_machine
 from airflow.models.dag import DagModel
+from pytest_mock import MockerFixture
 
 from tessera.timetables import Every, Fixed, run_policy
 from tessera.timetables.run_policy import RunActivity
@@ -26,15 +25,12 @@ def at(text: str) -> pendulum.DateTime:
 
 
 @pytest.fixture
-def activity() -> Iterator[list[RunActivity]]:
-    """The activity the scheduler's reader answers (the plugin's reads the metadata DB); restored after."""
+def activity(mocker: MockerFixture) -> list[RunActivity]:
+    """The activity the scheduler's reader answers (the plugin's reads the metadata DB); the readers restored after."""
     answer: list[RunActivity] = []
-    saved = list(run_policy._readers)
+    mocker.patch.object(run_policy, "_readers", [])
     run_policy.register_activity_reader(lambda dag_model: answer[0])
-    try:
-        yield answer
-    finally:
-        run_policy._readers[:] = saved
+    return answer
 
 
 def _next(overlap: str, stored_end: str, now: str) -> str:
