@@ -28,7 +28,6 @@ legitimate), the target table and the state table when the dialect requires it.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
 import re
@@ -39,6 +38,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from airflow.providers.common.sql.hooks.sql import DbApiHook
 from airflow.providers.common.sql.operators.sql import BaseSQLOperator
 from airflow.sdk.exceptions import AirflowSkipException
+
+from ._airflow import task_utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.sql.compiler import IdentifierPreparer
@@ -202,7 +203,7 @@ class RefreshSQLOperator(BaseSQLOperator):
     ) -> tuple[str, str]:
         """Compare-and-set the state row and replace the rows, in one transaction."""
         mark, state = hook.placeholder, quoted.state
-        now = datetime.datetime.now(datetime.timezone.utc).isoformat()
+        now = task_utcnow().isoformat()
         conn = hook.get_conn()
         try:
             cur = conn.cursor()

@@ -29,6 +29,7 @@ from tessera.operators.schedules.runs import (
 )
 from tessera.operators.schedules.state import read_state, write_state
 
+from .._airflow import utcnow
 from .aligned import aligned_consumers, release_aligned, window_line
 from .freshness import NOTE_LIMIT, ParentFire, release_note, stale_parents
 
@@ -74,7 +75,7 @@ def run_finished(dag_run: DagRun, session: Session) -> list[str]:
         state = {
             "count": int(stored.get("count", 0)) + 1,
             "last_fire": mine.fire,
-            "completed_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "completed_at": utcnow().isoformat(),
             "runs": members,
         }
         write_state(asset_id, FIRES_KEY, state, session)
@@ -159,7 +160,7 @@ def run_started(dag_run: DagRun, session: Session) -> str | None:
         if (parent := schedule_of_uri(event.asset.uri)) is not None
     ]
     last = last_completed(parents, session)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = utcnow()
     stale = stale_parents(parents, last, now=now, hours=hours)
     if stale:
         from tessera.operators.stats import Metric, emit
