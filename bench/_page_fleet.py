@@ -143,7 +143,7 @@ def _roll(dag_id: str, k: int) -> int:
 
 def _tessera_runs(dag: Any, since: datetime.datetime, now: datetime.datetime, cap: int) -> list[tuple]:
     """(run_after, window start, window end) of the newest ``cap`` runs the DAG's plan made in the range."""
-    lane = dag.timetable.lane(after=since, until=now)
+    lane = dag.timetable.plan.lane(after=since, until=now)
     occurrences = [segment.at(j) for segment in lane.segments for j in range(segment.count)][-cap - 1 :]
     epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
     at = lambda us: epoch + datetime.timedelta(microseconds=us)  # noqa: E731

@@ -90,15 +90,16 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
         if not isinstance(timetable, TesseraTimetable) or dag_id not in (None, dag.dag_id):
             continue
         # The DAG's start and end dates bound its runs, exactly as the scheduler bounds them.
-        runs = planned_runs(timetable, dag, after=after, count=count, until=None)
+        plan = timetable.plan
+        runs = planned_runs(plan, dag, after=after, count=count, until=None)
         dags.append(
             {
                 "dag_id": dag.dag_id,
                 "summary": timetable.summary,
-                "timezone": timetable.timezone,
-                "phase": duration_text(timetable.phase),
-                "delay": duration_text(timetable.delay) if timetable.delay else None,
-                "occurrences": [occurrence_of(run, timetable.timezone).model_dump(mode="json") for run in runs],
+                "timezone": plan.timezone,
+                "phase": duration_text(plan.phase),
+                "delay": duration_text(plan.delay) if plan.delay else None,
+                "occurrences": [occurrence_of(run, plan.timezone).model_dump(mode="json") for run in runs],
                 "excluded": [
                     skipped.model_dump(mode="json")
                     for skipped in excluded_runs(timetable, after=after, until=runs[-1].occurrence if runs else None)

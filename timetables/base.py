@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.exceptions import AirflowTimetableInvalid
@@ -19,11 +18,11 @@ from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
 from ._airflow import utcnow
 from ._time.cadence import Cadence
-from ._time.durations import format_duration, parse_duration
+from ._time.durations import parse_duration
 from ._time.phase import default_spread_bound
 from ._time.plan import Plan
-from .exclusion_plan import ExclusionPlan
 from .instants import from_us, to_us
+from .options import Duration
 from .owed_runs import owed_run
 from .partition_plan import PartitionPlan
 from .policies import (
@@ -40,18 +39,15 @@ from .public_plan import PublicPlan
 from .run_policy import PLAIN_OVERLAP, RunPolicy, plain_policy
 from .run_record import RecordsRuns
 from .union_operator import Unites
-
-Duration = str | datetime.timedelta
+from .wording import description_sentence, summary_line
 
 if TYPE_CHECKING:
     from airflow.models.dag import DagModel
     from airflow.timetables.base import TimeRestriction
     from pendulum import DateTime
 
-log = logging.getLogger(__name__)
 
-
-class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Unites, Timetable):
+class TesseraTimetable(PartitionPlan, RecordsRuns, Unites, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a
@@ -79,6 +75,12 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
     """Skip an occurrence whose run has been due longer than this (a subclass sets it; None: never)."""
     _run_policy: RunPolicy | None = None
     """A declared schedule's overlap and inactive-period policy (None: the plain catch-up decides)."""
+    _timezone: str = "UTC"
+    """The IANA zone the schedule is read in (a subclass on a wall clock sets it before ``_configure``)."""
+    _wall_clock: bool = False
+    """Whether occurrences follow a wall clock (calendar, cron) rather than absolute time (a subclass says)."""
+    _dst: str | None = None
+    """Cron's DST policy (None: the calendar cadences' one rule)."""
 
     # -- what a subclass provides -------------------------------------------------------------
 
@@ -113,6 +115,18 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
     @property
     def phase_ms(self) -> int:
         return self._plan.phase // 1000
+
+    @property
+    def plan(self) -> PublicPlan:
+        """What the schedule plans, as an immutable value (cheap: built per read); the scheduler steps ``_plan``."""
+        return PublicPlan(
+            _plan=self._plan,
+            timezone=self._timezone,
+            is_wall_clock=self._wall_clock,
+            catch_up_limit=self._catch_up.backlog,
+            _dst=self._dst,
+            _partition_keys=self._partition_keys,
+        )
 
     def bind(self, *, dag_id: str, catchup: bool, end_date: datetime.datetime | None) -> TesseraTimetable:
         """A copy of this timetable that knows its DAG (the dag policy calls this).
@@ -151,7 +165,7 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
         overlap: str | None = None,
         pause_after_failures: int | None = None,
     ) -> None:
-        """Validate and store the keywords every tessera timetable takes (:class:`~.options.Options`), and build its plan."""
+        """Validate and store the keywords every timetable takes (:class:`~.options.Options`); build its plan."""
         delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
         lookback = None if window is None else parse_duration("window", window)
         self._phase_policy = check_phase(phase)
@@ -172,34 +186,22 @@ class TesseraTimetable(PublicPlan, ExclusionPlan, PartitionPlan, RecordsRuns, Un
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.summary}>"
 
-    # -- what the UI shows --------------------------------------------------------------------
+    # -- what the UI shows (worded by :mod:`.wording`) ------------------------------------------
 
     @property
     def summary(self) -> str:
-        parts = [self._cadence_summary()]
-        if self._plan.lookback is not None:
-            parts.append(f"window {format_duration(self._plan.lookback)}")
-        if self._plan.delay:
-            parts.append(f"delay {format_duration(self._plan.delay)}")
-        if self._phase_policy is not None or self._plan.phase:
-            parts.append(f"phase {format_duration(self._plan.phase)}")
-        if self._catch_up.backlog != 1:
-            parts.append(f"catch-up {self._catch_up.describe()}")
-        if self._partition_keys is not None:
-            parts.append(f"partitioned {self._partition_keys.key_format}")
-        parts += [] if self._run_policy is None else self._run_policy.summary_parts()
-        return " · ".join(parts)
+        return summary_line(
+            self._cadence_summary(),
+            self._plan,
+            phase_given=self._phase_policy is not None,
+            catch_up=self._catch_up,
+            key_format=self.key_format,
+            run_policy=self._run_policy,
+        )
 
     @property
     def description(self) -> str:  # type: ignore[override]
-        window = (
-            f"the {format_duration(self._plan.lookback)} before it"
-            if self._plan.lookback is not None
-            else "the time since the previous occurrence"
-        )
-        delay = f", shifted back {format_duration(self._plan.delay)}" if self._plan.delay else ""
-        phase = f"; runs start {format_duration(self._plan.phase)} after each occurrence" if self._plan.phase else ""
-        return f"Runs {self._cadence_summary()}; each run evaluates {window}{delay}{phase}."
+        return description_sentence(self._cadence_summary(), self._plan)
 
     # -- serialization ------------------------------------------------------------------------
 

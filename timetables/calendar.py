@@ -97,6 +97,7 @@ class Calendar(TesseraTimetable):
             calendar=calendar,
             exclude=exclude,
         )
+        self._timezone, self._wall_clock = self._calendar.timezone or "UTC", self._calendar.at is not None
         self._configure(cadence, **options)
 
     @classmethod
@@ -204,14 +205,6 @@ class Calendar(TesseraTimetable):
     def period(self) -> datetime.timedelta:
         """One nominal period (N hours, N days, 7N days or 30N days), e.g. to cap a retry backoff."""
         return datetime.timedelta(microseconds=self._calendar.period_us)
-
-    @property
-    def timezone(self) -> str:
-        return self._calendar.timezone or "UTC"
-
-    @property
-    def is_wall_clock(self) -> bool:
-        return self._calendar.at is not None
 
     def _cadence_summary(self) -> str:
         text = self._calendar.describe()

@@ -106,16 +106,9 @@ class Cron(TesseraTimetable):
             None if starting_deadline is None else parse_duration("starting_deadline", starting_deadline)
         )
         self._every_us = cadence.interval if isinstance(cadence, EpochGrid) else None
+        self._wall_clock = self._every_us is None  # @every is counted on absolute time
         self._exclude = parse_exclusions("exclude", exclude)
         self._configure(with_exclusions("exclude", cadence, self._exclude, zone.key), **options)
-
-    @property
-    def timezone(self) -> str:
-        return self._timezone
-
-    @property
-    def is_wall_clock(self) -> bool:
-        return self._every_us is None  # @every is counted on absolute time
 
     # -- what the UI shows --------------------------------------------------------------------
 

@@ -2,10 +2,11 @@
 
 The scheduler never creates a run for an excluded occurrence, so nothing in Airflow's
 database records it; the record is here, computed from the same cadence the scheduler
-steps. :meth:`ExclusionPlan.excluded` lists, for a span of time, every occurrence the
-schedule would have had but for its exclusions (a date, a range, a holiday), each with
-the reasons a person reads ("Independence Day (observed) (holidays US-NY)"). An occurrence
-that a union still runs through another member is not excluded, and is not listed.
+steps. The public plan's ``excluded`` (:func:`excluded_occurrences`) lists, for a span of
+time, every occurrence the schedule would have had but for its exclusions (a date, a range,
+a holiday), each with the reasons a person reads ("Independence Day (observed) (holidays
+US-NY)"). An occurrence that a union still runs through another member is not excluded, and
+is not listed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from ._time.cadence import Cadence
 from ._time.durations import shown
 from ._time.excluding import ExcludingCadence, day_start
 from ._time.horizon import longest_hidden_stretch
-from ._time.plan import Plan
 from ._time.union import UnionCadence
 from ._time.wallclock import WallClock, load_zone
 from .exclusions import Exclusions
@@ -94,34 +94,27 @@ def _removed(cadence: Cadence, after: int, until: int, count: int) -> dict[int, 
     return found
 
 
-class ExclusionPlan:
-    """Mixed into :class:`~tessera.timetables.base.TesseraTimetable`: the occurrences its exclusions skip."""
+def excluded_occurrences(
+    cadence: Cadence, timezone: str, after: datetime.datetime, until: datetime.datetime, count: int
+) -> list[ExcludedOccurrence]:
+    """What :meth:`PublicPlan.excluded <tessera.timetables.public_plan.PublicPlan.excluded>` answers for ``cadence``.
 
-    _plan: Plan
-    timezone: str
-
-    def excluded(
-        self, *, after: datetime.datetime, until: datetime.datetime, count: int = 100
-    ) -> list[ExcludedOccurrence]:
-        """The occurrences in ``(after, until]`` the schedule skips for its exclusions, oldest first.
-
-        At most ``count`` (1 to :data:`MAX_EXCLUDED`), each with its reasons. A schedule without
-        exclusions, or whose exclusions fall elsewhere, gives an empty list.
-        """
-        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_EXCLUDED:
-            raise ValueError(f"count: {shown(count)} is not 1 to {MAX_EXCLUDED}; ask for fewer excluded occurrences")
-        cadence, low, high = self._plan.cadence, to_us(after), to_us(until)
-        if high <= low:
-            return []
-        removed = _removed(cadence, low, high, count)
-        zone = ZoneInfo(self.timezone)
-        skipped = [
-            ExcludedOccurrence(
-                occurrence=from_us(occurrence),
-                local_date=from_us(occurrence).astimezone(zone).date().isoformat(),
-                reasons=tuple(reasons),
-            )
-            for occurrence, reasons in sorted(removed.items())
-            if cadence.at_or_after(occurrence) != occurrence  # a union member may still run it
-        ]
-        return skipped[:count]
+    ``timezone`` is the schedule's zone: each occurrence's local date is read on its clock.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_EXCLUDED:
+        raise ValueError(f"count: {shown(count)} is not 1 to {MAX_EXCLUDED}; ask for fewer excluded occurrences")
+    low, high = to_us(after), to_us(until)
+    if high <= low:
+        return []
+    removed = _removed(cadence, low, high, count)
+    zone = ZoneInfo(timezone)
+    skipped = [
+        ExcludedOccurrence(
+            occurrence=from_us(occurrence),
+            local_date=from_us(occurrence).astimezone(zone).date().isoformat(),
+            reasons=tuple(reasons),
+        )
+        for occurrence, reasons in sorted(removed.items())
+        if cadence.at_or_after(occurrence) != occurrence  # a union member may still run it
+    ]
+    return skipped[:count]

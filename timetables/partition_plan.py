@@ -1,6 +1,7 @@
 """Airflow's partition surface of a tessera timetable: keys, backfill ranges and decoding.
 
-Mixed into :class:`~tessera.timetables.base.TesseraTimetable` next to the public plan.
+Mixed into :class:`~tessera.timetables.base.TesseraTimetable`; the public plan names each run's
+partition through :func:`partition_of`.
 What a key names, and why, is :mod:`tessera.timetables.partitions`.
 """
 
@@ -30,6 +31,14 @@ if TYPE_CHECKING:
 _SUPPORTED = (to_us(SUPPORTED_FROM), to_us(SUPPORTED_UNTIL))
 
 
+def partition_of(keys: PartitionKeys | None, cadence: Cadence, occurrence: int) -> tuple[DateTime, str] | None:
+    """The ``partition_date`` and ``partition_key`` of the run of ``occurrence``: its period's start (None: no keys)."""
+    if keys is None:
+        return None
+    period_start = cadence.preceding(occurrence)
+    return from_us(period_start), keys.encode(period_start)
+
+
 class PartitionPlan:
     """The partition half of a tessera timetable; inert unless ``partitioned=True`` was given."""
 
@@ -40,7 +49,7 @@ class PartitionPlan:
     _key_format: str | None = None
     """The ``key_format`` as given (None: the default of :mod:`~tessera.timetables.partitions`)."""
 
-    timezone: str
+    _timezone: str
     summary: str
 
     def _info(self, run: PlannedRun) -> DagRunInfo:
@@ -70,7 +79,7 @@ class PartitionPlan:
         if partitioned:
             self.partitioned = True
             self._key_format = key_format
-            self._partition_keys = PartitionKeys.build(key_format, timezone=self.timezone, cadence=cadence)
+            self._partition_keys = PartitionKeys.build(key_format, timezone=self._timezone, cadence=cadence)
 
     def _last_window_end(self, info: DagRunInfo) -> int | None:
         """The window end of the previous run the scheduler steps from.
@@ -92,11 +101,7 @@ class PartitionPlan:
 
     def _partition_of(self, occurrence: int) -> tuple[DateTime, str] | None:
         """The ``partition_date`` and ``partition_key`` of the run of ``occurrence`` (None: not partitioned)."""
-        keys = self._partition_keys
-        if keys is None:
-            return None
-        period_start = self._plan.cadence.preceding(occurrence)
-        return from_us(period_start), keys.encode(period_start)
+        return partition_of(self._partition_keys, self._plan.cadence, occurrence)
 
     def iter_partition_dagrun_infos(
         self, *, earliest: datetime.datetime, latest: datetime.datetime

@@ -1,9 +1,12 @@
 """The public, read-only plan of a tessera timetable: what every other part of tessera asks about "when".
 
-The REST API, ``tessera plan``, the Schedules page, function status, lateness and the
-failure backoff read a schedule only through this surface, never through the private
-plan, so none of them can disagree with the scheduler: ``upcoming`` bounds each run's
-period by the DAG's dates exactly as ``next_dagrun_info_v2`` does.
+``timetable.plan`` is a :class:`PublicPlan`: an immutable value holding the timetable's private
+plan and the few facts of its own the answers need (its zone, whether it follows a wall clock,
+its DST policy, its catch-up backlog, its partition keys). The REST API, ``tessera plan``, the
+Schedules page, function status, missed ticks, lateness and the failure backoff read a schedule
+only through it, never through the private plan, so none of them can disagree with the
+scheduler: ``upcoming`` bounds each run's period by the DAG's dates exactly as
+``next_dagrun_info_v2`` does.
 """
 
 from __future__ import annotations
@@ -11,44 +14,43 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from ._time.from_last_run import origin_for
 from ._time.lane import MAX_STEPS, LaneShape, Segment, lane
 from ._time.plan import Plan, PlannedRun
+from .clock_changes import ClockChange, dst_rule_of, offset_changes
+from .exclusion_plan import ExcludedOccurrence, excluded_occurrences
 from .instants import from_us, to_us
+from .partition_plan import partition_of
+from .partitions import PartitionKeys
 from .run_info import RunSchedule
 from .run_record import RunRecord
 
-__all__ = ["MAX_LANE_RANGE", "MAX_STEPS", "ClockChange", "LaneShape", "PublicPlan", "Segment"]
+__all__ = ["MAX_LANE_RANGE", "MAX_STEPS", "LaneShape", "PublicPlan", "Segment"]
 
 MAX_LANE_RANGE = datetime.timedelta(days=400)
 """The longest range a lane describes (it reads the zone's offset once a day of it)."""
 
-_CLOCK_PROBE = datetime.timedelta(hours=12)
-"""Offsets are compared this far apart when looking for clock changes: zones change theirs months apart."""
-MAX_CLOCK_SPAN = datetime.timedelta(days=400)
-"""The longest span :meth:`PublicPlan.clock_changes` searches (about 800 offset look-ups at most)."""
 
-
-@dataclass(frozen=True, slots=True)
-class ClockChange:
-    """The schedule's zone changed its UTC offset at ``at``: a gap (the clock jumps ahead) or a fold."""
-
-    at: datetime.datetime
-    offset_before: datetime.timedelta
-    offset_after: datetime.timedelta
-
-    @property
-    def is_gap(self) -> bool:
-        """True when wall-clock readings were skipped (spring forward), False when repeated (fall back)."""
-        return self.offset_after > self.offset_before
-
-
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PublicPlan:
-    """Mixed into :class:`~tessera.timetables.base.TesseraTimetable`; reads its private plan, never changes it."""
+    """What a tessera timetable plans, as a value: ``timetable.plan`` (never changed once built).
+
+    Built from the timetable's private plan and a few plain facts of the timetable; the
+    scheduler (``next_dagrun_info_v2``) steps the private plan itself.
+    """
 
     _plan: Plan
+    timezone: str = "UTC"
+    """The IANA zone the schedule is read in (``"UTC"`` for absolute-time cadences)."""
+    is_wall_clock: bool = False
+    """True when occurrences follow a wall clock (calendar, cron); False on absolute time."""
+    catch_up_limit: int = 1
+    """How many due occurrences the schedule runs after downtime (1: only the newest; the catch-up policy)."""
+    _dst: str | None = None
+    """Cron's DST policy (``"cronjob"`` or ``"once"``); None: the calendar cadences' one rule."""
+    _partition_keys: PartitionKeys | None = None
+    """How a partitioned timetable names each run's period (None: not partitioned)."""
 
     @property
     def phase(self) -> datetime.timedelta:
@@ -66,16 +68,6 @@ class PublicPlan:
         lookback = self._plan.lookback
         return None if lookback is None else datetime.timedelta(microseconds=lookback)
 
-    @property
-    def timezone(self) -> str:
-        """The IANA zone the schedule is read in (``"UTC"`` for absolute-time cadences)."""
-        return "UTC"
-
-    @property
-    def is_wall_clock(self) -> bool:
-        """True when occurrences follow a wall clock (calendar, cron); False on absolute time."""
-        return False
-
     def upcoming(
         self,
         *,
@@ -89,10 +81,11 @@ class PublicPlan:
         """The next ``count`` runs that may start strictly after ``after``, exactly as the scheduler creates them.
 
         ``start_date`` and ``end_date`` are the DAG's: they bound each run's period as they do for
-        the scheduler (see the class docstring); ``until`` stops at the first run starting after it.
-        ``anchor`` is the window end of a run the scheduler created or stored for the DAG (the DAG
-        row's next run): a schedule that counts from the last run steps from it. Without one it
-        steps from ``start_date``, else from a first run due at ``after``, as the scheduler would.
+        the scheduler (see :class:`~tessera.timetables.base.TesseraTimetable`); ``until`` stops at
+        the first run starting after it. ``anchor`` is the window end of a run the scheduler created
+        or stored for the DAG (the DAG row's next run): a schedule that counts from the last run
+        steps from it. Without one it steps from ``start_date``, else from a first run due at
+        ``after``, as the scheduler would.
         """
         runs = self._plan.upcoming(
             to_us(after),
@@ -138,41 +131,27 @@ class PublicPlan:
         return self._schedule(anchored.run(occurrence))
 
     @property
-    def catch_up_limit(self) -> int:
-        """How many due occurrences the schedule runs after downtime (1: only the newest; the catch-up policy)."""
-        return self._catch_up.backlog  # type: ignore[attr-defined]  # TesseraTimetable's
-
-    @property
     def dst_rule(self) -> str | None:
         """What the schedule does with a wall-clock time a DST change skips or repeats; ``None`` on absolute time."""
-        if not self.is_wall_clock:
-            return None
-        policy = getattr(self, "_dst", None)  # Cron's DST policy; calendar cadences have one rule
-        if policy == "cronjob":
-            return "a time the clock skips never fires; a time it repeats fires at both instants (CronJob)"
-        if policy == "once":
-            return (
-                "each wall-clock time fires once: a repeated one at its first instant, a skipped one when the gap ends"
-            )
-        return "a skipped wall-clock time runs when the gap ends; a repeated one runs once, at its first instant"
+        return dst_rule_of(self._dst) if self.is_wall_clock else None
 
     def clock_changes(self, start: datetime.datetime, end: datetime.datetime) -> list[ClockChange]:
         """The UTC-offset changes of the schedule's zone in ``(start, end]``; empty on absolute time.
 
-        At most :data:`MAX_CLOCK_SPAN` after ``start`` is searched.
+        At most :data:`~tessera.timetables.clock_changes.MAX_CLOCK_SPAN` after ``start`` is searched.
         """
-        if not self.is_wall_clock or end <= start:
-            return []
-        zone = ZoneInfo(self.timezone)
-        end = min(end, start + MAX_CLOCK_SPAN)
-        changes, low = [], start
-        while low < end:
-            high = min(low + _CLOCK_PROBE, end)
-            before, after = low.astimezone(zone).utcoffset(), high.astimezone(zone).utcoffset()
-            if before != after:
-                changes.append(ClockChange(_offset_change(zone, low, high), before, after))  # type: ignore[arg-type]
-            low = high
-        return changes
+        return offset_changes(self.timezone, start, end) if self.is_wall_clock else []
+
+    def excluded(
+        self, *, after: datetime.datetime, until: datetime.datetime, count: int = 100
+    ) -> list[ExcludedOccurrence]:
+        """The occurrences in ``(after, until]`` the schedule skips for its exclusions, oldest first.
+
+        At most ``count`` (1 to :data:`~tessera.timetables.exclusion_plan.MAX_EXCLUDED`), each with
+        its reasons. A schedule without exclusions, or whose exclusions fall elsewhere, gives an
+        empty list.
+        """
+        return excluded_occurrences(self._plan.cadence, self.timezone, after, until, count)
 
     def lane(
         self,
@@ -252,6 +231,7 @@ class PublicPlan:
         )
 
     def _schedule(self, run: PlannedRun) -> RunSchedule:
+        partition = partition_of(self._partition_keys, self._plan.cadence, run.occurrence)
         return RunSchedule(
             occurrence=from_us(run.occurrence),
             run_after=from_us(run.run_after),
@@ -259,21 +239,5 @@ class PublicPlan:
             window_end=from_us(run.window_end),
             phase_ms=self._plan.phase // 1000,
             interval_ms=run.interval // 1000,
-            partition_key=self._partition_key(run),
+            partition_key=None if partition is None else partition[1],
         )
-
-    def _partition_key(self, run: PlannedRun) -> str | None:
-        partition = self._partition_of(run.occurrence)  # type: ignore[attr-defined]  # PartitionPlan's
-        return None if partition is None else partition[1]
-
-
-def _offset_change(zone: ZoneInfo, low: datetime.datetime, high: datetime.datetime) -> datetime.datetime:
-    """The first instant in ``(low, high]`` with ``high``'s offset (one change between them), to the second."""
-    offset = high.astimezone(zone).utcoffset()
-    while high - low > datetime.timedelta(seconds=1):
-        middle = low + (high - low) / 2
-        if middle.astimezone(zone).utcoffset() == offset:
-            high = middle
-        else:
-            low = middle
-    return high.replace(microsecond=0) if high.microsecond else high

@@ -37,4 +37,4 @@ def schedule_of(dag: Any, dag_run: Any) -> RunSchedule | None:
     timetable = dag.timetable
     if not isinstance(timetable, TesseraTimetable):
         return None
-    return timetable.of_run(dag_run)  # what the run recorded when it was created, else recomputed
+    return timetable.plan.of_run(dag_run)  # what the run recorded when it was created, else recomputed

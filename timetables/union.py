@@ -95,7 +95,7 @@ def _members(given: tuple[object, ...]) -> list[TesseraTimetable]:
 
 
 def _zone(members: list[TesseraTimetable]) -> str:
-    zones = {member.timezone for member in members if member.is_wall_clock}
+    zones = {member._timezone for member in members if member._wall_clock}
     if len(zones) > 1:
         raise ValueError(
             f"members: {shown(sorted(zones))} are read on different wall clocks; a union reads one (its partition "
@@ -125,6 +125,7 @@ class Union(TesseraTimetable):
         check_options("Union", options)  # first: a misspelt keyword is named before any other check
         self._members = tuple(_members(members))
         self._timezone = _zone(list(self._members))
+        self._wall_clock = any(member._wall_clock for member in self._members)
         self._exclude = parse_exclusions("exclude", exclude)
         cadence = UnionCadence([member._plan.cadence for member in self._members])
         self._configure(with_exclusions("exclude", cadence, self._exclude, self._timezone), **options)
@@ -133,14 +134,6 @@ class Union(TesseraTimetable):
     def members(self) -> tuple[TesseraTimetable, ...]:
         """The timetables merged, in the order given (unions given as members merged into it)."""
         return self._members
-
-    @property
-    def timezone(self) -> str:
-        return self._timezone
-
-    @property
-    def is_wall_clock(self) -> bool:
-        return any(member.is_wall_clock for member in self._members)
 
     def _cadence_summary(self) -> str:
         text = " | ".join(member._cadence_summary() for member in self._members)

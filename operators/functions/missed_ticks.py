@@ -25,6 +25,8 @@ from airflow.models.dagrun import DagRun
 from airflow.utils.types import DagRunType
 from sqlalchemy import select
 
+from tessera.timetables.base import TesseraTimetable
+
 from .pause_history import pause_changes, paused_at
 from .record import SkipReason
 from .skip_events import SkipEvent
@@ -60,21 +62,22 @@ def _previous_tick(session: Session, dag_run: DagRun) -> datetime.datetime | Non
 
 def _passed_over(timetable: Any, previous: datetime.datetime, current: DagRun) -> tuple[list[datetime.datetime], bool]:
     """The ``run_after`` of the ticks strictly between the two runs (at most MAX_COUNTED), and whether cut short."""
-    runs = timetable.upcoming(after=previous, count=MAX_COUNTED + 1, until=current.run_after - _TICK)
+    plan = timetable.plan
+    runs = plan.upcoming(after=previous, count=MAX_COUNTED + 1, until=current.run_after - _TICK)
     ticks = [run.run_after for run in runs if run.run_after < current.run_after]
     if len(ticks) <= MAX_COUNTED:
         return ticks, False
     # Cut short: the newest passed-over tick is the occurrence just before the current run's.
-    own = timetable.run_of(current.data_interval_end).occurrence
-    last = timetable.run_of(timetable.infer_manual_data_interval(run_after=own - _TICK).end).run_after
+    own = plan.run_of(current.data_interval_end).occurrence
+    last = plan.run_of(timetable.infer_manual_data_interval(run_after=own - _TICK).end).run_after
     return [*ticks[:MAX_COUNTED], last], True
 
 
 def missed_ticks(session: Session, dag: Any, dag_run: DagRun) -> list[SkipEvent]:
     """The declined ticks before ``dag_run`` (a scheduled tick), grouped by reason; empty for most runs."""
     timetable = dag.timetable
-    if not callable(getattr(timetable, "upcoming", None)) or dag_run.data_interval_end is None:
-        return []  # only tessera timetables expose a public plan
+    if not isinstance(timetable, TesseraTimetable) or dag_run.data_interval_end is None:
+        return []  # only tessera timetables have a public plan
     previous = _previous_tick(session, dag_run)
     if previous is None:
         return []  # a schedule's first run owes only its newest tick: nothing was passed over

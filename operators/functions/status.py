@@ -230,7 +230,7 @@ def function_status(
 def _nominal_next(dag: Any, dag_model: DagModel) -> datetime.datetime | None:
     """The stored next run's occurrence, as a tessera timetable reads it (else Airflow's run_after)."""
     if isinstance(dag.timetable, TesseraTimetable):
-        stored = dag.timetable.next_stored(dag_model)
+        stored = dag.timetable.plan.next_stored(dag_model)
         if stored is not None:
             return stored.occurrence
     return dag_model.next_dagrun_create_after

@@ -87,7 +87,7 @@ def next_fires(schedule: Schedule, *, now: datetime.datetime, count: int) -> lis
         return []
     # The timetable's public plan: the runs that start after ``now``, as the scheduler creates them
     # (Airflow's own interface answers "the next run after the last one", not "the fires after now").
-    runs = timetable_of(schedule).upcoming(after=now, count=count)
+    runs = timetable_of(schedule).plan.upcoming(after=now, count=count)
     return [run.run_after.isoformat() for run in runs]
 
 
@@ -173,13 +173,13 @@ def _aligned_problems(schedule: Schedule, schedules: Mapping[str, Schedule], now
         return [f"its parents {chained} are AFTER-driven: their fires are named by events, not by instants"]
     if len(parents) < 2:
         return []
-    plans = {p.name: timetable_of(p) for p in parents}
-    ends = {name: [run.window_end for run in tt.upcoming(after=now, count=2)] for name, tt in plans.items()}
+    plans = {p.name: timetable_of(p).plan for p in parents}
+    ends = {name: [run.window_end for run in plan.upcoming(after=now, count=2)] for name, plan in plans.items()}
     slowest = max(ends, key=lambda name: ends[name][1] - ends[name][0])
     candidates = [run.window_end for run in plans[slowest].upcoming(after=now, count=3)]
     tiny = datetime.timedelta(microseconds=1)
     for end in candidates:
-        if all(tt.upcoming(after=end - tt.phase - tiny, count=1)[0].window_end == end for tt in plans.values()):
+        if all(plan.upcoming(after=end - plan.phase - tiny, count=1)[0].window_end == end for plan in plans.values()):
             return []
     listed = ", ".join(end.isoformat() for end in candidates)
     return [f"none of {slowest}'s next fires ({listed}) ends when every parent's does"]

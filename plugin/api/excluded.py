@@ -23,12 +23,13 @@ def excluded_runs(timetable: Any, *, after: datetime.datetime, until: datetime.d
     """The occurrences in ``(after, until]`` that ``timetable`` skips for its exclusions, with their reasons."""
     if not isinstance(timetable, TesseraTimetable) or until is None or until <= after:
         return []
-    zone = ZoneInfo(timetable.timezone)
+    plan = timetable.plan
+    zone = ZoneInfo(plan.timezone)
     return [
         ExcludedRun(
             occurrence=item.occurrence,
             occurrence_local=item.occurrence.astimezone(zone).isoformat(),
             reasons=list(item.reasons),
         )
-        for item in timetable.excluded(after=after, until=until, count=MAX_LISTED)
+        for item in plan.excluded(after=after, until=until, count=MAX_LISTED)
     ]

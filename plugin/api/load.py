@@ -121,7 +121,7 @@ def _tessera_starts(
     timetable: TesseraTimetable, dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int
 ) -> tuple[list[datetime.datetime], bool]:
     # `upcoming` lists runs that may start strictly after `after`; a run due exactly at `start` counts too.
-    runs = timetable.upcoming(
+    runs = timetable.plan.upcoming(
         after=start - datetime.timedelta(microseconds=1),
         count=cap + 1,
         until=until,
@@ -171,7 +171,7 @@ def dag_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime.datet
             starts, capped = _timetable_starts(timetable, dag, start=start, until=until, cap=cap)
     except Exception as error:  # one DAG's timetable must not hide the fleet's load
         return DagStarts(dag.dag_id, [], False, source, f"{type(error).__name__}: {error}")
-    phase = timetable.phase if isinstance(timetable, TesseraTimetable) else datetime.timedelta(0)
+    phase = timetable.plan.phase if isinstance(timetable, TesseraTimetable) else datetime.timedelta(0)
     return DagStarts(dag.dag_id, starts, capped, source, phase=phase)
 
 

@@ -118,13 +118,13 @@ def _run(last: Any) -> dict[str, Any] | None:
 
 def _row(item: ScheduledDag, next_run: Any, lane: Any, parts: StatusParts, last: Any) -> dict[str, Any]:
     trigger = describe(item.model.asset_expression)  # the asset condition is on the DAG row already read
-    timetable = item.timetable
+    plan = item.plan
     return {
         "dag_id": item.dag_id,
         "summary": item.summary,
         "timezone": item.timezone,
         "cadence_kind": item.cadence_kind,
-        "phase": None if timetable is None else duration_text(timetable.phase),
+        "phase": None if plan is None else duration_text(plan.phase),
         "is_paused": bool(item.model.is_paused),
         "trigger": None if trigger is None else trigger.text,
         "next": next_run,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from tessera.timetables.public_plan import LaneShape
+from tessera.timetables.public_plan import LaneShape, PublicPlan
 from tessera.timetables.run_info import RunSchedule
 
 from .excluded import excluded_runs
@@ -65,7 +65,7 @@ def plain_instant(moment: datetime.datetime) -> datetime.datetime:
     return datetime.datetime(utc.year, utc.month, utc.day, utc.hour, utc.minute, utc.second, utc.microsecond, _UTC)
 
 
-def _lane(item: ScheduledDag, start: datetime.datetime, until: datetime.datetime) -> LaneShape:
+def _lane(item: ScheduledDag, plan: PublicPlan, start: datetime.datetime, until: datetime.datetime) -> LaneShape:
     """The DAG's lane over ``[start, until]``: computed once per stored version, stored next run and range.
 
     A lane is a pure function of the timetable and the DAG's bounds (both of the stored version), the
@@ -75,7 +75,7 @@ def _lane(item: ScheduledDag, start: datetime.datetime, until: datetime.datetime
     earliest, latest = run_bounds(item.stored)
 
     def compute() -> LaneShape:
-        return item.timetable.lane(after=start, until=until, start_date=earliest, end_date=latest, anchor=anchor)
+        return plan.lane(after=start, until=until, start_date=earliest, end_date=latest, anchor=anchor)
 
     return memo_of(item.dag_id, item.stored).lane_for((anchor, start, until), compute)
 
@@ -88,15 +88,16 @@ def next_and_lane(
     The next run is the lane's first after ``now`` (the public plan's ``first_of``), or, beyond the
     lane, the plan's next run (``upcoming``); it stays the next run until it starts (:mod:`.memo`).
     """
-    if item.timetable is None or item.stored is None:
+    plan = item.plan
+    if plan is None or item.stored is None:
         return None, None
-    lane = _lane(item, lane_start(now), lane_until)
+    lane = _lane(item, plan, lane_start(now), lane_until)
 
     def compute() -> tuple[RunSchedule | None, dict[str, Any] | None]:
-        first = item.timetable.first_of(lane, after=now)
+        first = plan.first_of(lane, after=now)
         if first is None:
             anchor = item.model.next_dagrun_data_interval_end
-            runs = planned_runs(item.timetable, item.stored, after=now, count=1, until=None, anchor=anchor)
+            runs = planned_runs(plan, item.stored, after=now, count=1, until=None, anchor=anchor)
             first = runs[0] if runs else None
         if first is None:
             return None, None
@@ -119,32 +120,32 @@ def dag_plan(
     lane_until: datetime.datetime | None = None,
 ) -> DagPlan:
     """The DAG's next ``count`` runs; with ``lane_until`` also its lane from ``after`` to then."""
-    timetable = item.timetable
+    timetable, plan = item.timetable, item.plan
     mine = [
         c
         for c in contradictions
         if item.dag_id in c.dag_ids or (c.schedule is not None and c.schedule == item.declared_schedule)
     ]
     runs, description, lane = [], item.model.timetable_description, None
-    if timetable is not None and item.stored is not None:
+    if plan is not None and item.stored is not None:
         # a schedule from the last run steps from the run stored on the DAG row
         anchor = item.model.next_dagrun_data_interval_end
-        runs = planned_runs(timetable, item.stored, after=after, count=count, until=until, anchor=anchor)
+        runs = planned_runs(plan, item.stored, after=after, count=count, until=until, anchor=anchor)
         description = item.stored.description
         if lane_until is not None:
             start, end = run_bounds(item.stored)
-            shape = timetable.lane(after=after, until=lane_until, start_date=start, end_date=end, anchor=anchor)
+            shape = plan.lane(after=after, until=lane_until, start_date=start, end_date=end, anchor=anchor)
             lane = lane_of(shape)
-    lookback = None if timetable is None else timetable.lookback
+    lookback = None if plan is None else plan.lookback
     return DagPlan(
         dag_id=item.dag_id,
         summary=item.summary,
         description=description,
         timezone=item.timezone,
         cadence_kind=item.cadence_kind,
-        phase=None if timetable is None else duration_text(timetable.phase),
-        phase_ms=None if timetable is None else timetable.phase // _MS,
-        delay=None if timetable is None or not timetable.delay else duration_text(timetable.delay),
+        phase=None if plan is None else duration_text(plan.phase),
+        phase_ms=None if plan is None else plan.phase // _MS,
+        delay=None if plan is None or not plan.delay else duration_text(plan.delay),
         lookback=None if lookback is None else duration_text(lookback),
         is_paused=bool(item.model.is_paused),
         declared_schedule=item.declared_schedule,

@@ -25,6 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.durations import format_duration
+from tessera.timetables.public_plan import PublicPlan
 from tessera.timetables.run_info import RunSchedule
 
 from .errors import NotFound
@@ -83,34 +84,39 @@ class ScheduledDag:
         return self.model.timetable_summary or ""
 
     @cached_property
+    def plan(self) -> PublicPlan | None:
+        """The tessera timetable's public plan (None without one): read once per row."""
+        return None if self.timetable is None else self.timetable.plan
+
+    @cached_property
     def next_stored(self) -> RunSchedule | None:
         """The run the scheduler creates next (stored on the DAG row), as the plan reads it."""
         end = self.model.next_dagrun_data_interval_end
-        if self.timetable is None or end is None:
+        if self.plan is None or end is None:
             return None
-        timetable, model = self.timetable, self.model
-        return memo_of(self.dag_id, self.stored).run(("window end", end), lambda: timetable.next_stored(model))
+        plan, model = self.plan, self.model
+        return memo_of(self.dag_id, self.stored).run(("window end", end), lambda: plan.next_stored(model))
 
     def schedule_of(self, run: Any) -> RunSchedule | None:
-        """A stored run's schedule facts as it was created (``timetable.of_run``), from its id and window.
+        """A stored run's schedule facts as it was created (``plan.of_run``), from its id and window.
 
         Computed once per run and stored version (:mod:`.memo`): a status reads its newest fire up to
         three times, and every reload of the page again.
         """
-        if self.timetable is None:
+        if self.plan is None:
             return None
-        timetable = self.timetable
+        plan = self.plan
         key = ("run", run.run_id, run.data_interval_start, run.data_interval_end)
-        return memo_of(self.dag_id, self.stored).run(key, lambda: timetable.of_run(run))
+        return memo_of(self.dag_id, self.stored).run(key, lambda: plan.of_run(run))
 
     @property
     def timezone(self) -> str:
-        return "UTC" if self.timetable is None else self.timetable.timezone
+        return "UTC" if self.plan is None else self.plan.timezone
 
     @property
     def cadence_kind(self) -> str:
-        if self.timetable is not None:
-            return "wall_clock" if self.timetable.is_wall_clock else "interval"
+        if self.plan is not None:
+            return "wall_clock" if self.plan.is_wall_clock else "interval"
         return "after" if self.declared_schedule is not None else "other"
 
 
@@ -234,7 +240,7 @@ def run_bounds(dag: Any) -> tuple[datetime.datetime | None, datetime.datetime | 
 
 
 def planned_runs(
-    timetable: TesseraTimetable,
+    plan: PublicPlan,
     dag: Any,
     *,
     after: datetime.datetime,
@@ -248,7 +254,7 @@ def planned_runs(
     ``anchor``: the DAG row's stored next run (its window end), which a schedule from the last run steps from.
     """
     start, end = run_bounds(dag)
-    return timetable.upcoming(after=after, count=count, until=until, start_date=start, end_date=end, anchor=anchor)
+    return plan.upcoming(after=after, count=count, until=until, start_date=start, end_date=end, anchor=anchor)
 
 
 def occurrence_fields(run: RunSchedule, timezone: str) -> dict[str, Any]:

@@ -90,12 +90,12 @@ def missed_ticks(
 ) -> str | None:
     """Whether the schedule skipped ticks between its two newest fires (paused or scheduler down).
 
-    ``schedule_of`` reads a run's schedule facts (default: ``timetable.of_run``; a listing's memo).
+    ``schedule_of`` reads a run's schedule facts (default: the plan's ``of_run``; a listing's memo).
     """
     ends = [fire.data_interval_end for fire in fires[:2]]
     if timetable is None or len(ends) < 2 or None in ends:
         return None
-    read = schedule_of or timetable.of_run
+    read = schedule_of or timetable.plan.of_run
     newest, previous = read(fires[0]), read(fires[1])  # as each was created
     # The occurrence before the newest fire's is later than the previous fire's: some ran not.
     before_newest = to_us(newest.occurrence) - newest.interval_ms * 1000
@@ -120,7 +120,7 @@ def _summary(
         return None
     occurrence = None
     if timetable is not None and run.data_interval_end is not None and run.run_type == DagRunType.SCHEDULED:
-        schedule = (schedule_of or timetable.of_run)(run)
+        schedule = (schedule_of or timetable.plan.of_run)(run)
         occurrence = None if schedule is None else schedule.occurrence
     return RunSummary(
         run_id=run.run_id,

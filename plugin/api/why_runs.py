@@ -224,7 +224,8 @@ def _recorded(facts: Facts, run: RunRow, decision: Decision) -> None:
     timetable = None if facts.definition is None else facts.definition.timetable
     if not isinstance(timetable, TesseraTimetable) or run.data_interval_end is None:
         return
-    stored = (timetable.phase, timetable.delay, timetable.run_of(run.data_interval_end).interval_ms * 1000)
+    plan = timetable.plan
+    stored = (plan.phase, plan.delay, plan.run_of(run.data_interval_end).interval_ms * 1000)
     if stored == (_us(record.phase), _us(record.delay), record.interval) or "changed since" in decision.verdict:
         return
     decision.verdict = (

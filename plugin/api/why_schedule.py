@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.clock_changes import ClockChange
 from tessera.timetables.exclusion_plan import ExcludedOccurrence
-from tessera.timetables.public_plan import ClockChange
 from tessera.timetables.run_info import RunSchedule
 
 from .schedules import duration_text
@@ -95,26 +95,26 @@ def tessera_view(
     anchor: datetime.datetime | None,
 ) -> ScheduleView:
     """The public plan around ``at``; ``anchor``: the window end of the newest scheduled run at or before it."""
-    bounds = {"start_date": start, "end_date": end, "anchor": anchor}
-    due = timetable.due_at_or_before(at, **bounds)
+    plan, bounds = timetable.plan, {"start_date": start, "end_date": end, "anchor": anchor}
+    due = plan.due_at_or_before(at, **bounds)
     if due is None:
-        ahead = timetable.upcoming(after=at, count=2, **bounds)
+        ahead = plan.upcoming(after=at, count=2, **bounds)
         focus = ahead[0] if ahead else None
         following = ahead[1] if len(ahead) > 1 else None
     else:
         focus = due
-        after = timetable.upcoming(after=due.run_after, count=1, **bounds)
+        after = plan.upcoming(after=due.run_after, count=1, **bounds)
         following = after[0] if after else None
     previous = None
     if focus is not None:
-        back = timetable.due_at_or_before(focus.run_after - datetime.timedelta(microseconds=1), **bounds)
+        back = plan.due_at_or_before(focus.run_after - datetime.timedelta(microseconds=1), **bounds)
         previous = None if back is None else back
     low = previous.occurrence if previous is not None else (focus.occurrence if focus is not None else at)
     high = following.occurrence if following is not None else max(at, low)
     return ScheduleView(
         kind="tessera",
         summary=timetable.summary,
-        timezone=timetable.timezone,
+        timezone=plan.timezone,
         focus=None if focus is None else _slot(focus),
         due=due is not None,
         previous=None if previous is None else _slot(previous),
@@ -122,13 +122,13 @@ def tessera_view(
         start=start,
         end=end,
         catchup=catchup,
-        limit=timetable.catch_up_limit,
+        limit=plan.catch_up_limit,
         deadline=timetable.starting_deadline,
-        phase=timetable.phase,
-        dst_rule=timetable.dst_rule,
-        clock_changes=timetable.clock_changes(low, max(high, at)),
+        phase=plan.phase,
+        dst_rule=plan.dst_rule,
+        clock_changes=plan.clock_changes(low, max(high, at)),
         # between the newest run due and T there are only skipped occurrences: the newest one says why
-        excluded=timetable.excluded(after=due.occurrence, until=at, count=1) if due is not None else [],
+        excluded=plan.excluded(after=due.occurrence, until=at, count=1) if due is not None else [],
     )
 
 
@@ -172,7 +172,7 @@ def newer_due(timetable: Any, view: ScheduleView, until: datetime.datetime) -> i
         return 0
     if view.limit <= 1 or not isinstance(timetable, TesseraTimetable):
         return 1
-    runs = timetable.upcoming(
+    runs = timetable.plan.upcoming(
         after=focus.run_after, count=view.limit, until=until, start_date=view.start, end_date=view.end
     )
     return len(runs)

@@ -4,7 +4,7 @@ The page reads each DAG's lane (``GET /api/v1/page``: the public plan's ``lane``
 encodes it) and enumerates or counts runs from it with ``plugin/ui/lane.js``. Here that very
 file runs in Debian's Chromium, and for random cadences, zones, delays, windows, phases and DAG
 bounds (the strategies of ``tests/timetables/test_lane.py``) the runs it gives are the runs
-``timetable.upcoming`` lists over the lane's range, to the microsecond, and the run starts it
+``timetable.plan.upcoming`` lists over the lane's range, to the microsecond, and the run starts it
 counts in a sub-range (what a dense lane's band says) are the ones ``upcoming`` has there.
 """
 
@@ -52,7 +52,7 @@ def lanes_page() -> Iterator[object]:
 
 def _encoded(timetable: object, after: datetime.datetime, until: datetime.datetime, bounds: dict) -> dict:
     """The lane exactly as ``GET /api/v1/page`` sends it."""
-    return lane_of(timetable.lane(after=after, until=until, **bounds)).model_dump(mode="json")
+    return lane_of(timetable.plan.lane(after=after, until=until, **bounds)).model_dump(mode="json")
 
 
 @settings(

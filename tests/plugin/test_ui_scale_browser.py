@@ -54,7 +54,7 @@ def _answers() -> dict:
     now = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
     first = now - datetime.timedelta(minutes=now.minute % 5) + FIVE_MINUTES
     lanes_until = now + datetime.timedelta(days=71)
-    lane = lane_of(Every("5m", phase=Fixed("1m10s")).lane(after=now, until=lanes_until)).model_dump(mode="json")
+    lane = lane_of(Every("5m", phase=Fixed("1m10s")).plan.lane(after=now, until=lanes_until)).model_dump(mode="json")
 
     def dag(i: int) -> dict:
         return {

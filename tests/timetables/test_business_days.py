@@ -79,7 +79,7 @@ def test_no_excluded_date_runs_and_every_other_business_day_does(year, zone, at,
     timetable = Every.business_day(at=at, timezone=zone, calendar=calendar(name))
     tz = zoneinfo.ZoneInfo(zone)
     start = datetime.datetime(year, 1, 1, tzinfo=tz)
-    runs = timetable.upcoming(after=start, count=300, until=datetime.datetime(year + 1, 1, 1, tzinfo=tz))
+    runs = timetable.plan.upcoming(after=start, count=300, until=datetime.datetime(year + 1, 1, 1, tzinfo=tz))
     dates = [run.occurrence.astimezone(tz).date() for run in runs]
     excluded = package_holidays(name, year)
     assert not set(dates) & excluded
@@ -99,7 +99,7 @@ def test_no_excluded_date_runs_and_every_other_business_day_does(year, zone, at,
 
 def test_a_monday_run_evaluates_friday_to_monday_and_a_holiday_joins_the_next_window():
     timetable = Every.business_day(at="09:00", timezone=NEW_YORK, calendar=holidays_of("US", subdiv="NY"))
-    runs = timetable.upcoming(after=pendulum.datetime(2026, 7, 1, 10, tz=NEW_YORK), count=3)
+    runs = timetable.plan.upcoming(after=pendulum.datetime(2026, 7, 1, 10, tz=NEW_YORK), count=3)
     windows = [
         (
             r.window_start.in_timezone(NEW_YORK).strftime("%a %m-%d"),
@@ -109,7 +109,7 @@ def test_a_monday_run_evaluates_friday_to_monday_and_a_holiday_joins_the_next_wi
     ]
     # Friday 3 July is Independence Day (observed): Monday's run evaluates Thursday 09:00 -> Monday 09:00.
     assert windows == [("Wed 07-01", "Thu 07-02"), ("Thu 07-02", "Mon 07-06"), ("Mon 07-06", "Tue 07-07")]
-    skipped = timetable.excluded(after=pendulum.datetime(2026, 7, 1, tz=NEW_YORK), until=runs[-1].occurrence)
+    skipped = timetable.plan.excluded(after=pendulum.datetime(2026, 7, 1, tz=NEW_YORK), until=runs[-1].occurrence)
     assert [(s.local_date, s.reasons) for s in skipped] == [
         ("2026-07-03", ("Independence Day (observed) (holidays US-NY)",))
     ]
@@ -126,7 +126,7 @@ def test_a_monday_run_evaluates_friday_to_monday_and_a_holiday_joins_the_next_wi
 )
 def test_nth_business_day_of_each_month(nth, expected):
     timetable = Every.month(business_day=nth, at="18:00", timezone=NEW_YORK, calendar=holidays_of("US", subdiv="NY"))
-    runs = timetable.upcoming(after=pendulum.datetime(2026, 1, 1, tz=NEW_YORK), count=6)
+    runs = timetable.plan.upcoming(after=pendulum.datetime(2026, 1, 1, tz=NEW_YORK), count=6)
     assert [r.occurrence.in_timezone(NEW_YORK).strftime("%m-%d") for r in runs] == expected
     assert {r.occurrence.in_timezone(NEW_YORK).strftime("%H:%M") for r in runs} == {"18:00"}
 
@@ -214,7 +214,7 @@ def test_serialization_round_trip_through_airflow(timetable):
     assert restored.serialize() == timetable.serialize()
     assert restored.summary == timetable.summary
     after = pendulum.datetime(2026, 6, 1, tz="UTC")
-    assert restored.upcoming(after=after, count=50) == timetable.upcoming(after=after, count=50)
+    assert restored.plan.upcoming(after=after, count=50) == timetable.plan.upcoming(after=after, count=50)
 
 
 def test_a_stored_calendar_needs_no_holidays_package(monkeypatch):
@@ -225,6 +225,6 @@ def test_a_stored_calendar_needs_no_holidays_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "holidays", None)  # `import holidays` now fails
     restored = type(timetable).deserialize(data)
     after = pendulum.datetime(2026, 1, 1, tz="UTC")
-    assert restored.upcoming(after=after, count=260) == timetable.upcoming(after=after, count=260)
+    assert restored.plan.upcoming(after=after, count=260) == timetable.plan.upcoming(after=after, count=260)
     with pytest.raises(ImportError):
         holidays_of("US")

@@ -25,24 +25,24 @@ KEYS = [f"dag_{i}" for i in range(300)]
     ],
 )
 def test_default_spread_stays_below_the_shortest_gap_and_15_minutes(make, bound):
-    phases = {make(key).phase for key in KEYS}
+    phases = {make(key).plan.phase for key in KEYS}
     assert max(phases) < datetime.timedelta(seconds=bound)
     assert len(phases) > 1  # it does spread
 
 
 def test_calendar_and_cron_start_at_the_occurrence_unless_asked():
-    assert Cron("* * * * *", key="k").phase == datetime.timedelta(0)
-    assert Every.day("09:00", timezone="UTC", key="k").phase == datetime.timedelta(0)
+    assert Cron("* * * * *", key="k").plan.phase == datetime.timedelta(0)
+    assert Every.day("09:00", timezone="UTC", key="k").plan.phase == datetime.timedelta(0)
 
 
 def test_an_explicit_fixed_phase_may_exceed_the_gap():
-    assert Cron("* * * * *", phase=Fixed("5m")).phase == datetime.timedelta(minutes=5)
+    assert Cron("* * * * *", phase=Fixed("5m")).plan.phase == datetime.timedelta(minutes=5)
 
 
 def test_the_calendar_familys_hourly_unit_starts_on_the_grid_and_the_interval_spreads():
     """README, where the specifications disagree: ``Every("6h")`` (000's interval) spreads by default;
     ``Every.hour(6)`` (002's hourly unit, the calendar family) starts on the hour grid unless given a phase."""
     keys = [f"dag_{i}" for i in range(50)]
-    assert {Every.hour(6, key=key).phase for key in keys} == {datetime.timedelta(0)}
-    assert len({Every("6h", key=key).phase for key in keys}) > 1
-    assert len({Every.hour(6, phase=Spread(max="15m", step="1m"), key=key).phase for key in keys}) > 1
+    assert {Every.hour(6, key=key).plan.phase for key in keys} == {datetime.timedelta(0)}
+    assert len({Every("6h", key=key).plan.phase for key in keys}) > 1
+    assert len({Every.hour(6, phase=Spread(max="15m", step="1m"), key=key).plan.phase for key in keys}) > 1

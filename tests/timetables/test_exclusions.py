@@ -47,16 +47,16 @@ def test_the_scheduler_skips_an_excluded_date_and_the_next_window_covers_it():
 )
 def test_every_spelling_of_a_date_excludes_it(exclude):
     timetable = Every.day(at="06:00", timezone=LONDON, exclude=exclude)
-    runs = timetable.upcoming(after=pendulum.datetime(2026, 12, 24, tz=LONDON), count=3)
+    runs = timetable.plan.upcoming(after=pendulum.datetime(2026, 12, 24, tz=LONDON), count=3)
     assert [r.occurrence.in_timezone(LONDON).day for r in runs] == [24, 26, 27]
-    (skipped,) = timetable.excluded(after=pendulum.datetime(2026, 12, 24, tz=LONDON), until=runs[-1].occurrence)
+    (skipped,) = timetable.plan.excluded(after=pendulum.datetime(2026, 12, 24, tz=LONDON), until=runs[-1].occurrence)
     assert skipped.local_date == "2026-12-25"
 
 
 def test_dates_are_local_dates_in_the_timetables_zone():
     # 23:30 in Auckland on 25 December is still the 25th there (10:30 UTC on the 25th).
     timetable = Cron("30 23 * * *", timezone="Pacific/Auckland", exclude="2026-12-25")
-    runs = timetable.upcoming(after=pendulum.datetime(2026, 12, 24, tz="Pacific/Auckland"), count=2)
+    runs = timetable.plan.upcoming(after=pendulum.datetime(2026, 12, 24, tz="Pacific/Auckland"), count=2)
     assert [r.occurrence.in_timezone("Pacific/Auckland").day for r in runs] == [24, 26]
 
 
@@ -66,7 +66,7 @@ def test_reasons_name_the_holiday_and_the_range():
         timezone="America/New_York",
         exclude=[holidays_of("US", subdiv="NY"), between("2026-12-24", "2026-12-26")],
     )
-    skipped = timetable.excluded(
+    skipped = timetable.plan.excluded(
         after=pendulum.datetime(2026, 12, 23, tz="UTC"), until=pendulum.datetime(2026, 12, 31, tz="UTC")
     )
     assert [(s.local_date, s.reasons) for s in skipped] == [
@@ -79,7 +79,7 @@ def test_reasons_name_the_holiday_and_the_range():
 
 def test_an_every_cron_reads_its_exclusions_in_its_timezone():
     timetable = Cron("@every 6h", timezone="Asia/Tokyo", exclude="2026-05-05")
-    runs = timetable.upcoming(after=pendulum.datetime(2026, 5, 4, 12, tz="Asia/Tokyo"), count=4)
+    runs = timetable.plan.upcoming(after=pendulum.datetime(2026, 5, 4, 12, tz="Asia/Tokyo"), count=4)
     assert [r.occurrence.in_timezone("Asia/Tokyo").strftime("%d %H") for r in runs] == [
         "04 15",
         "04 21",
@@ -231,9 +231,9 @@ def test_serialization_round_trip_through_airflow(timetable):
     assert restored.serialize() == timetable.serialize()
     assert (restored.summary, restored.description) == (timetable.summary, timetable.description)
     after = pendulum.datetime(2026, 11, 1, tz="UTC")
-    assert restored.upcoming(after=after, count=40) == timetable.upcoming(after=after, count=40)
+    assert restored.plan.upcoming(after=after, count=40) == timetable.plan.upcoming(after=after, count=40)
     until = pendulum.datetime(2027, 1, 10, tz="UTC")
-    assert restored.excluded(after=after, until=until) == timetable.excluded(after=after, until=until)
+    assert restored.plan.excluded(after=after, until=until) == timetable.plan.excluded(after=after, until=until)
 
 
 def test_a_dag_serialized_before_exclusions_still_loads():
@@ -249,7 +249,7 @@ def test_a_dag_serialized_before_exclusions_still_loads():
 def test_excluded_is_bounded_and_checks_its_count():
     timetable = Cron("* * * * *", timezone="UTC", exclude=between("2026-01-01", "2026-12-31"))
     after, until = pendulum.datetime(2025, 12, 31, tz="UTC"), pendulum.datetime(2027, 1, 1, tz="UTC")
-    assert len(timetable.excluded(after=after, until=until, count=1000)) == 1000
+    assert len(timetable.plan.excluded(after=after, until=until, count=1000)) == 1000
     with pytest.raises(ValueError, match="^count: 1001 is not 1 to 1000"):
-        timetable.excluded(after=after, until=until, count=1001)
-    assert timetable.excluded(after=until, until=after) == []
+        timetable.plan.excluded(after=after, until=until, count=1001)
+    assert timetable.plan.excluded(after=until, until=after) == []

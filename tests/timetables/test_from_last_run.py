@@ -128,7 +128,7 @@ def test_the_scheduler_follows_the_brute_force_model(cadence, delay, phase, catc
     timetable = build(delay=delay, phase=phase, catch_up=catch_up)
     interval = days * DAY
     delay_td = datetime.timedelta(0) if delay is None else _seconds(delay)
-    phase_td = timetable.phase
+    phase_td = timetable.plan.phase
     now = at("2026-03-01T14:23:17")
     earliest = None if start_offset is None else now + datetime.timedelta(seconds=start_offset)
     last, origin = None, now.replace(microsecond=0) - phase_td

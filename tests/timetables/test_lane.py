@@ -125,7 +125,7 @@ def us(moment: datetime.datetime) -> int:
 
 def upcoming_runs(timetable: Any, after: datetime.datetime, until: datetime.datetime, bounds: dict) -> list[tuple]:
     """``(occurrence, run_after, window_start, window_end)`` of every run ``upcoming`` lists, in microseconds."""
-    runs = timetable.upcoming(after=after, count=10**6, until=until, **bounds)
+    runs = timetable.plan.upcoming(after=after, count=10**6, until=until, **bounds)
     return [(us(r.occurrence), us(r.run_after), us(r.window_start), us(r.window_end)) for r in runs]
 
 
@@ -143,7 +143,7 @@ def expand(lane: Any) -> list[tuple]:
 
 def _dense_enough(timetable: Any, after: datetime.datetime, until: datetime.datetime) -> bool:
     """Ranges whose run list stays small enough to compare run by run in a property test."""
-    return len(timetable.upcoming(after=after, count=6000, until=until)) < 6000
+    return len(timetable.plan.upcoming(after=after, count=6000, until=until)) < 6000
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -152,17 +152,17 @@ def test_a_lane_is_exactly_the_runs_upcoming_lists(timetable, span):
     after, until, bounds = span
     if not _dense_enough(timetable, after, until):
         return
-    lane = timetable.lane(after=after, until=until, **bounds)
+    lane = timetable.plan.lane(after=after, until=until, **bounds)
     expected = upcoming_runs(timetable, after, until, bounds)
-    first = timetable.first_of(lane)
-    assert first == (timetable.upcoming(after=after, count=1, until=until, **bounds) or [None])[0]
+    first = timetable.plan.first_of(lane)
+    assert first == (timetable.plan.upcoming(after=after, count=1, until=until, **bounds) or [None])[0]
     # A lane of a range answers the first run after any instant in it, as upcoming does from there.
     # (A schedule from the last run without an anchor or start date counts from `after` itself.)
     later = after + (until - after) / 3
     anchored = not timetable._plan.from_last_run or {"anchor", "start_date"} & set(bounds)
     if lane.through is None and anchored:
-        expected_later = timetable.upcoming(after=later, count=1, until=until, **bounds)
-        assert timetable.first_of(lane, after=later) == (expected_later or [None])[0]
+        expected_later = timetable.plan.upcoming(after=later, count=1, until=until, **bounds)
+        assert timetable.plan.first_of(lane, after=later) == (expected_later or [None])[0]
     if lane.through is None:
         assert expand(lane) == expected
     else:  # stepped run by run to the bound: a prefix, and it says where it stops
@@ -184,13 +184,13 @@ def test_a_lane_is_exactly_the_runs_upcoming_lists(timetable, span):
 def test_a_repeating_cadence_is_a_few_segments_over_70_days_across_daylight_saving(timetable, most):
     after = datetime.datetime(2026, 3, 1, tzinfo=UTC)  # both March changes (US and EU) are in range
     until = after + datetime.timedelta(days=70)
-    lane = timetable.lane(after=after, until=until)
+    lane = timetable.plan.lane(after=after, until=until)
     assert lane.through is None and 1 <= len(lane.segments) <= most
     assert expand(lane) == upcoming_runs(timetable, after, until, {})
 
 
 def test_the_cron_five_minutes_is_one_offset_every_five_minutes():
-    lane = Cron("*/5 * * * *").lane(
+    lane = Cron("*/5 * * * *").plan.lane(
         after=datetime.datetime(2026, 3, 1, tzinfo=UTC), until=datetime.datetime(2026, 5, 1, tzinfo=UTC)
     )
     (segment,) = lane.segments
@@ -200,7 +200,7 @@ def test_the_cron_five_minutes_is_one_offset_every_five_minutes():
 def test_a_cadence_that_does_not_repeat_stops_at_the_step_bound_and_says_where():
     every_minute_on_the_first = Cron("* * 1 * *")
     after = datetime.datetime(2026, 3, 1, tzinfo=UTC)
-    lane = every_minute_on_the_first.lane(after=after, until=after + datetime.timedelta(days=70))
+    lane = every_minute_on_the_first.plan.lane(after=after, until=after + datetime.timedelta(days=70))
     assert lane.through is not None
     assert sum(s.count for s in lane.segments) == MAX_STEPS
     assert (
@@ -213,4 +213,4 @@ def test_a_cadence_that_does_not_repeat_stops_at_the_step_bound_and_says_where()
 def test_a_lane_longer_than_its_bound_or_backwards_is_refused(days):
     after = datetime.datetime(2026, 3, 1, tzinfo=UTC)
     with pytest.raises(ValueError, match=r"^until: .* is not within 400 days after"):
-        Every("1h").lane(after=after, until=after + datetime.timedelta(days=days))
+        Every("1h").plan.lane(after=after, until=after + datetime.timedelta(days=days))

@@ -164,12 +164,12 @@ def test_the_skipped_day_runs_only_when_partitioned():
     # Unpartitioned, the same cron keeps a CronJob's rule: a skipped time does not fire.
     plain = Cron("30 2 * * *", timezone="Europe/Berlin")
     after = pendulum.datetime(2026, 3, 28, 12, tz="UTC")
-    assert [r.occurrence.isoformat() for r in plain.upcoming(after=after, count=2)] == [
+    assert [r.occurrence.isoformat() for r in plain.plan.upcoming(after=after, count=2)] == [
         "2026-03-30T00:30:00+00:00",
         "2026-03-31T00:30:00+00:00",
     ]
     keyed = Cron("30 2 * * *", timezone="Europe/Berlin", partitioned=True)
-    assert [r.occurrence.isoformat() for r in keyed.upcoming(after=after, count=2)] == [
+    assert [r.occurrence.isoformat() for r in keyed.plan.upcoming(after=after, count=2)] == [
         "2026-03-29T01:00:00+00:00",
         "2026-03-30T00:30:00+00:00",
     ]

@@ -214,9 +214,9 @@ def test_keys_are_identical_in_another_process():
 
 def test_the_public_plan_shows_each_runs_key():
     timetable = Every("1h", delay="5m", partitioned=True)
-    runs = timetable.upcoming(after=at("2026-03-10T12:30:00"), count=2)
+    runs = timetable.plan.upcoming(after=at("2026-03-10T12:30:00"), count=2)
     assert [r.partition_key for r in runs] == ["2026-03-10T12:00:00", "2026-03-10T13:00:00"]
-    assert Every("1h").upcoming(after=at("2026-03-10T12:30:00"), count=1)[0].partition_key is None
+    assert Every("1h").plan.upcoming(after=at("2026-03-10T12:30:00"), count=1)[0].partition_key is None
 
 
 def test_two_hourly_producers_map_to_one_consumer_key_per_hour():

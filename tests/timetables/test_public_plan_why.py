@@ -38,26 +38,28 @@ def test_the_run_due_at_or_before_an_instant_is_the_one_upcoming_steps_past(
     if start is not None and end is not None and end < start:
         start, end = end, start
     bounds = {"start_date": start, "end_date": end}
-    due = timetable.due_at_or_before(at, **bounds)
+    due = timetable.plan.due_at_or_before(at, **bounds)
     if due is None:  # nothing due yet: the first run starts after `at`
-        first = timetable.upcoming(after=at - datetime.timedelta(days=800), count=1, **bounds)
+        first = timetable.plan.upcoming(after=at - datetime.timedelta(days=800), count=1, **bounds)
         assert not first or first[0].run_after > at
         return
     assert due.run_after <= at
-    assert timetable.run_of(due.window_end) == due
-    following = timetable.upcoming(after=due.run_after, count=1, **bounds)
+    assert timetable.plan.run_of(due.window_end) == due
+    following = timetable.plan.upcoming(after=due.run_after, count=1, **bounds)
     assert not following or following[0].run_after > at
 
 
 def test_a_schedule_not_due_before_its_start_date_has_no_run_due():
     timetable = Every("1h")
     at = datetime.datetime(2026, 5, 1, tzinfo=UTC)
-    assert timetable.due_at_or_before(at, start_date=at + datetime.timedelta(days=1)) is None
+    assert timetable.plan.due_at_or_before(at, start_date=at + datetime.timedelta(days=1)) is None
 
 
 def test_clock_changes_are_found_to_the_second_in_the_schedules_zone():
     berlin = Cron("30 2 * * *", timezone="Europe/Berlin")
-    year = berlin.clock_changes(datetime.datetime(2026, 1, 1, tzinfo=UTC), datetime.datetime(2027, 1, 1, tzinfo=UTC))
+    year = berlin.plan.clock_changes(
+        datetime.datetime(2026, 1, 1, tzinfo=UTC), datetime.datetime(2027, 1, 1, tzinfo=UTC)
+    )
     assert [(c.at, c.is_gap) for c in year] == [
         (datetime.datetime(2026, 3, 29, 1, tzinfo=UTC), True),
         (datetime.datetime(2026, 10, 25, 1, tzinfo=UTC), False),
@@ -67,13 +69,15 @@ def test_clock_changes_are_found_to_the_second_in_the_schedules_zone():
         -datetime.timedelta(hours=1),
     ]
     assert (
-        Every("1h").clock_changes(datetime.datetime(2026, 1, 1, tzinfo=UTC), datetime.datetime(2027, 1, 1, tzinfo=UTC))
+        Every("1h").plan.clock_changes(
+            datetime.datetime(2026, 1, 1, tzinfo=UTC), datetime.datetime(2027, 1, 1, tzinfo=UTC)
+        )
         == []
     )
 
 
 def test_the_dst_rule_is_said_per_policy():
-    assert "fires at both instants (CronJob)" in Cron("30 2 * * *", timezone="Europe/Berlin").dst_rule
-    assert "fires once" in Cron("30 2 * * *", timezone="Europe/Berlin", dst="once").dst_rule
-    assert "runs when the gap ends" in Every.day(at="02:30", timezone="Europe/Berlin").dst_rule
-    assert Every("5m").dst_rule is None
+    assert "fires at both instants (CronJob)" in Cron("30 2 * * *", timezone="Europe/Berlin").plan.dst_rule
+    assert "fires once" in Cron("30 2 * * *", timezone="Europe/Berlin", dst="once").plan.dst_rule
+    assert "runs when the gap ends" in Every.day(at="02:30", timezone="Europe/Berlin").plan.dst_rule
+    assert Every("5m").plan.dst_rule is None

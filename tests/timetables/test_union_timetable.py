@@ -44,10 +44,10 @@ def test_a_union_runs_the_merge_of_its_members_own_occurrences(data, zone, year,
     a, b = data.draw(members(zone)), data.draw(members(zone))
     union = a | b
     after = datetime.datetime(year, month, 1, tzinfo=UTC)
-    own = [[run.occurrence for run in member.upcoming(after=after, count=40)] for member in (a, b)]
+    own = [[run.occurrence for run in member.plan.upcoming(after=after, count=40)] for member in (a, b)]
     horizon = min(occurrences[-1] for occurrences in own)
     expected = sorted({o for occurrences in own for o in occurrences if o <= horizon})
-    runs = union.upcoming(after=after, count=len(expected))
+    runs = union.plan.upcoming(after=after, count=len(expected))
     assert [run.occurrence for run in runs] == expected
     for earlier, later in zip(runs, runs[1:]):
         assert later.window_start == earlier.window_end, "windows tile across the union"
@@ -64,7 +64,7 @@ def test_a_union_runs_the_merge_of_its_members_own_occurrences(data, zone, year,
 
 def test_equal_instants_run_once_and_windows_tile_across_members():
     union = Every.day(at="09:00", timezone=AMSTERDAM) | Cron("0 9,17 * * 5", timezone=AMSTERDAM)
-    runs = union.upcoming(after=pendulum.datetime(2026, 3, 5, 12, tz=AMSTERDAM), count=4)
+    runs = union.plan.upcoming(after=pendulum.datetime(2026, 3, 5, 12, tz=AMSTERDAM), count=4)
     local = [
         (
             r.window_start.in_timezone(AMSTERDAM).strftime("%a %H:%M"),
@@ -107,7 +107,7 @@ def test_partition_keys_stay_one_to_one_across_a_fall_back():
     union = Union(
         Cron("30 2 * * *", timezone="Europe/Berlin"), Every.day(at="12:00", timezone="Europe/Berlin"), partitioned=True
     )
-    runs = union.upcoming(after=pendulum.datetime(2026, 10, 24, tz="Europe/Berlin"), count=8)
+    runs = union.plan.upcoming(after=pendulum.datetime(2026, 10, 24, tz="Europe/Berlin"), count=8)
     keys = [run.partition_key for run in runs]
     assert len(set(keys)) == len(keys)
     assert "2026-10-25T02:30:00+0200" in keys and "2026-10-25T02:30:00+0100" in keys
@@ -123,11 +123,11 @@ def test_exclusions_of_the_union_and_of_a_member():
         exclude=between("2026-12-24", "2026-12-24"),
     )
     after, until = pendulum.datetime(2026, 7, 1, tz=ny), pendulum.datetime(2026, 7, 8, tz=ny)
-    days = [(r.occurrence.in_timezone(ny).strftime("%a %d %H")) for r in union.upcoming(after=after, count=5)]
+    days = [(r.occurrence.in_timezone(ny).strftime("%a %d %H")) for r in union.plan.upcoming(after=after, count=5)]
     # Friday 3 July: the member's holiday skips 09:00, the Friday member still runs at 17:00.
     assert days == ["Wed 01 09", "Thu 02 09", "Fri 03 17", "Mon 06 09", "Tue 07 09"]
-    assert [s.local_date for s in union.excluded(after=after, until=until)] == ["2026-07-03"]
-    christmas_eve = union.excluded(
+    assert [s.local_date for s in union.plan.excluded(after=after, until=until)] == ["2026-07-03"]
+    christmas_eve = union.plan.excluded(
         after=pendulum.datetime(2026, 12, 23, tz=ny), until=pendulum.datetime(2026, 12, 26, tz=ny)
     )
     assert [(s.occurrence.in_timezone(ny).strftime("%d %H"), s.reasons) for s in christmas_eve] == [
@@ -163,7 +163,7 @@ def test_serialization_round_trip_through_airflow(timetable):
     assert restored.serialize() == timetable.serialize()
     assert (restored.summary, restored.description) == (timetable.summary, timetable.description)
     after = pendulum.datetime(2026, 6, 1, tz="UTC")
-    assert restored.upcoming(after=after, count=30) == timetable.upcoming(after=after, count=30)
+    assert restored.plan.upcoming(after=after, count=30) == timetable.plan.upcoming(after=after, count=30)
 
 
 def test_a_union_of_unions_is_flattened():

@@ -26,5 +26,5 @@ def test_timetables_and_declared_schedules_refuse_the_same_names_in_the_same_wor
 
 @pytest.mark.parametrize("name", ["UTC", "Europe/Berlin", "Australia/Lord_Howe", "EST5EDT"])
 def test_they_accept_the_same_names(name):
-    assert Cron("0 6 * * *", timezone=name).timezone == name
+    assert Cron("0 6 * * *", timezone=name).plan.timezone == name
     assert Schedule("x", cron="0 6 * * *", timezone=name).timezone == name

@@ -35,7 +35,7 @@ def _create_run(dag_id: str, *, run_type: str, after: datetime.datetime | None =
         dag = SerializedDagModel.get_dag(dag_id, session=session)
         kind = DagRunType(run_type)
         if kind == DagRunType.SCHEDULED:
-            (tick,) = dag.timetable.upcoming(after=after, count=1)
+            (tick,) = dag.timetable.plan.upcoming(after=after, count=1)
             run_after, start, end = tick.run_after, tick.window_start, tick.window_end
             logical, triggered_by = start, DagRunTriggeredByType.TIMETABLE
         else:

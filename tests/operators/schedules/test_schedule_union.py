@@ -34,7 +34,7 @@ def test_the_statement_lists_the_crons_and_the_dag_gets_their_union():
     assert [type(member) for member in timetable.members] == [Cron, Cron]
     assert timetable._run_policy.overlap == "buffer_one"  # the schedule's policy, as for one cron
     friday = datetime.datetime(2026, 12, 4, 0, 0, tzinfo=UTC)  # 09:00 and 17:00 New York: 14:00 and 22:00 UTC
-    runs = timetable.upcoming(after=friday, count=3)
+    runs = timetable.plan.upcoming(after=friday, count=3)
     assert [run.occurrence.isoformat() for run in runs] == [
         "2026-12-04T14:00:00+00:00",
         "2026-12-04T22:00:00+00:00",
@@ -58,9 +58,9 @@ def test_the_union_is_the_merge_of_each_crons_own_occurrences_and_its_windows_ti
     union = timetable_of(Schedule("u", cron=crons, timezone=zone))
     count = 40
     merged = sorted(
-        {run.occurrence for text in crons for run in Cron(text, timezone=zone).upcoming(after=start, count=count)}
+        {run.occurrence for text in crons for run in Cron(text, timezone=zone).plan.upcoming(after=start, count=count)}
     )
-    runs = union.upcoming(after=start, count=count)
+    runs = union.plan.upcoming(after=start, count=count)
     assert [run.occurrence for run in runs] == merged[:count]  # equal instants of two crons: one run
     for previous, run in zip(runs, runs[1:]):
         assert run.window_start == previous.window_end == previous.occurrence

@@ -21,7 +21,7 @@ DAILY = Every("1d", phase=Fixed("0s"))
 
 def _run(timetable: Every, occurrence: datetime.datetime):
     """The run of ``occurrence`` (its window ends ``delay`` before it)."""
-    run = timetable.run_of(occurrence - timetable.delay)
+    run = timetable.plan.run_of(occurrence - timetable.plan.delay)
     assert run.occurrence == occurrence
     return run
 
@@ -31,7 +31,7 @@ def _judge(timetable: Every, *, wall_clock: bool, minutes_after: float, queued: 
     return assess_lateness(
         wall_clock=wall_clock,
         paused=paused,
-        pending=timetable.upcoming(after=first.run_after, count=1)[0] if queued else first,
+        pending=timetable.plan.upcoming(after=first.run_after, count=1)[0] if queued else first,
         queued=first if queued else None,
         now=DAY0 + minutes_after * MIN,
     )

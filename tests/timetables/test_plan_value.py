@@ -1,0 +1,93 @@
+"""``timetable.plan`` is a value: immutable, the one way to ask a schedule about "when", answering as before.
+
+The pinned answers below are what the timetables answered through their own methods before the
+plan became a value (seed 000's worked example, a calendar cadence across a DST gap in Berlin,
+a cron firing twice in New York's fall-back hour).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+
+import pytest
+
+from tessera.timetables import Cron, Every, Fixed, Union
+
+UTC = datetime.timezone.utc
+SEED = Every("5m", delay="30s", phase=Fixed("2m10s"))
+BERLIN = Every.day(at="02:30", timezone="Europe/Berlin")
+NEW_YORK = Cron("30 1 * * *", timezone="America/New_York")
+
+
+def at(*fields: int) -> datetime.datetime:
+    return datetime.datetime(*fields, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("timetable", [SEED, BERLIN, NEW_YORK], ids=["every", "calendar-berlin", "cron-new-york"])
+def test_the_plan_cannot_be_changed(timetable):
+    plan = timetable.plan
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.timezone = "Asia/Tokyo"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.catch_up_limit = 5  # type: ignore[misc]
+    with pytest.raises((AttributeError, TypeError)):
+        plan.extra = 1  # type: ignore[attr-defined]
+    assert timetable.plan == plan  # built again, equal: a value, not a view of the timetable
+
+
+def test_the_timetable_no_longer_answers_for_the_plan():
+    """One way to ask: the plan's readers are not also the timetable's."""
+    asked = ("upcoming", "due_at_or_before", "run_of", "next_stored", "of_run", "lane", "first_of", "excluded")
+    asked += ("clock_changes", "catch_up_limit", "dst_rule", "is_wall_clock", "lookback", "phase", "delay", "timezone")
+    for timetable in (SEED, BERLIN, NEW_YORK, Union(Every("5m"), Every("6m"))):
+        assert [name for name in asked if hasattr(timetable, name)] == []
+        assert [name for name in asked if not hasattr(timetable.plan, name)] == []
+
+
+def test_every_with_delay_and_phase_answers_as_before():
+    """Seed 000: the 12:05 occurrence runs at 12:07:10 and evaluates 11:59:30 -> 12:04:30."""
+    plan = SEED.plan
+    (run,) = plan.upcoming(after=at(2026, 3, 1, 12, 5), count=1)
+    assert (run.occurrence, run.run_after) == (at(2026, 3, 1, 12, 5), at(2026, 3, 1, 12, 7, 10))
+    assert (run.window_start, run.window_end) == (at(2026, 3, 1, 11, 59, 30), at(2026, 3, 1, 12, 4, 30))
+    assert (plan.phase, plan.delay, plan.lookback) == (
+        datetime.timedelta(seconds=130),
+        datetime.timedelta(seconds=30),
+        None,
+    )
+    assert (plan.timezone, plan.is_wall_clock, plan.catch_up_limit, plan.dst_rule) == ("UTC", False, 1, None)
+    assert plan.run_of(run.window_end) == run
+
+
+def test_a_calendar_cadence_in_a_dst_zone_answers_as_before():
+    """02:30 in Berlin does not exist on 2026-03-29: that run comes when the gap ends, 23.5 h after the last."""
+    plan = BERLIN.plan
+    runs = plan.upcoming(after=at(2026, 3, 27), count=3)
+    assert [(run.occurrence, run.interval_ms) for run in runs] == [
+        (at(2026, 3, 27, 1, 30), 86_400_000),
+        (at(2026, 3, 28, 1, 30), 86_400_000),
+        (at(2026, 3, 29, 1, 0), 84_600_000),
+    ]
+    assert (plan.timezone, plan.is_wall_clock) == ("Europe/Berlin", True)
+    assert plan.dst_rule.startswith("a skipped wall-clock time runs when the gap ends")
+    changes = plan.clock_changes(at(2026, 1, 1), at(2027, 1, 1))
+    assert [(change.at, change.is_gap) for change in changes] == [
+        (at(2026, 3, 29, 1), True),
+        (at(2026, 10, 25, 1), False),
+    ]
+    assert plan.due_at_or_before(at(2026, 3, 29, 12)) == runs[2]
+
+
+def test_cron_answers_as_before():
+    """01:30 happens twice in New York on 2026-11-01: two runs, the second evaluating the hour between."""
+    plan = NEW_YORK.plan
+    runs = plan.upcoming(after=at(2026, 10, 31, 12), count=3)
+    assert [(run.occurrence, run.window_start) for run in runs] == [
+        (at(2026, 11, 1, 5, 30), at(2026, 10, 31, 5, 30)),
+        (at(2026, 11, 1, 6, 30), at(2026, 11, 1, 5, 30)),
+        (at(2026, 11, 2, 6, 30), at(2026, 11, 1, 6, 30)),
+    ]
+    assert plan.timezone == "America/New_York"
+    assert "fires at both instants (CronJob)" in plan.dst_rule
+    assert plan.run_of(runs[1].window_end) == runs[1]
