@@ -230,6 +230,8 @@ ONE_DEFINITION = {
     "Airflow's bounds on a DAG's runs (_time_restriction)": ("plugin/api/stored.py", ("time_restriction",)),
     "the starting deadline": ("timetables/_time/catch_up.py", ("past_deadline",)),
     "the run the scheduler stored next": ("timetables/public_plan.py", ("next_stored",)),
+    "the ticks passed over between two runs": ("timetables/public_plan.py", ("missed_between",)),
+    "the run before a run": ("timetables/public_plan.py", ("previous",)),
 }
 
 

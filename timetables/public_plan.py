@@ -130,6 +130,37 @@ class PublicPlan:
             return None
         return self._schedule(anchored.run(occurrence))
 
+    def previous(self, run: RunSchedule) -> RunSchedule:
+        """The run of the occurrence just before ``run``'s, as :meth:`upcoming` gives it (the DAG's dates aside).
+
+        ``run`` is one of this schedule's runs (from :meth:`upcoming`, :meth:`run_of`, :meth:`of_run`):
+        a schedule that counts from the last run steps back from it.
+        """
+        occurrence = to_us(run.occurrence)
+        anchored = self._plan.anchored_at(occurrence)
+        return self._schedule(anchored.run(anchored.cadence.at_or_before(occurrence - 1)))
+
+    def missed_between(
+        self, after: datetime.datetime, before: datetime.datetime, *, limit: int
+    ) -> tuple[list[datetime.datetime], bool]:
+        """The ``run_after`` of the ticks due strictly between two runs' ``run_after``, oldest first; and if cut short.
+
+        The runs the schedule makes due after the one due at ``after`` and before the one due at
+        ``before``: ticks a catch-up policy or a starting deadline passed over, or that came while
+        the DAG was paused. At most ``limit`` are enumerated (one cadence step each); when there
+        are more, the list holds the oldest ``limit`` and then the newest one, still exact, and the
+        flag is True.
+        """
+        plan, low, high = self._plan, to_us(after), to_us(before)
+        runs = plan.upcoming(low, limit + 1, until=high - 1)
+        ticks = [from_us(run.run_after) for run in runs]
+        if len(ticks) <= limit:
+            return ticks, False
+        # Cut short: the newest tick passed over is the one due just before `before`, stepped as above.
+        anchored = plan.anchored_at(origin_for(last=None, earliest=None, moment=low, phase=plan.phase))
+        newest = anchored.cadence.at_or_before(high - 1 - plan.phase) + plan.phase
+        return [*ticks[:limit], from_us(newest)], True
+
     @property
     def dst_rule(self) -> str | None:
         """What the schedule does with a wall-clock time a DST change skips or repeats; ``None`` on absolute time."""

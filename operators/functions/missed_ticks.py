@@ -4,8 +4,8 @@ The timetable's catch-up (``Latest``, ``Backfill(limit)``) and a ``Cron`` starti
 deadline decide, in the scheduler, which occurrence runs after a gap; the occurrences
 they step over never become runs, so nothing would say they were declined. When a
 scheduled run starts, the admission compares it with the DAG's previous scheduled
-run and asks the timetable's public plan which ticks lay between them. Each is
-declined for one of two reasons:
+run and asks the timetable's public plan which ticks lay between them
+(``missed_between``). Each is declined for one of two reasons:
 
 * ``Suspended`` when the DAG was paused at that tick (per
   :mod:`~tessera.operators.functions.pause_history`);
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 MAX_COUNTED = 1000
 """Ticks enumerated per gap; a longer gap is counted as "at least 1000" (one cheap step each)."""
-_TICK = datetime.timedelta(microseconds=1)
 
 _MESSAGES = {
     SkipReason.SUSPENDED: "the DAG was paused at these ticks",
@@ -60,19 +59,6 @@ def _previous_tick(session: Session, dag_run: DagRun) -> datetime.datetime | Non
     )
 
 
-def _passed_over(timetable: Any, previous: datetime.datetime, current: DagRun) -> tuple[list[datetime.datetime], bool]:
-    """The ``run_after`` of the ticks strictly between the two runs (at most MAX_COUNTED), and whether cut short."""
-    plan = timetable.plan
-    runs = plan.upcoming(after=previous, count=MAX_COUNTED + 1, until=current.run_after - _TICK)
-    ticks = [run.run_after for run in runs if run.run_after < current.run_after]
-    if len(ticks) <= MAX_COUNTED:
-        return ticks, False
-    # Cut short: the newest passed-over tick is the occurrence just before the current run's.
-    own = plan.run_of(current.data_interval_end).occurrence
-    last = plan.run_of(timetable.infer_manual_data_interval(run_after=own - _TICK).end).run_after
-    return [*ticks[:MAX_COUNTED], last], True
-
-
 def missed_ticks(session: Session, dag: Any, dag_run: DagRun) -> list[SkipEvent]:
     """The declined ticks before ``dag_run`` (a scheduled tick), grouped by reason; empty for most runs."""
     timetable = dag.timetable
@@ -81,7 +67,7 @@ def missed_ticks(session: Session, dag: Any, dag_run: DagRun) -> list[SkipEvent]
     previous = _previous_tick(session, dag_run)
     if previous is None:
         return []  # a schedule's first run owes only its newest tick: nothing was passed over
-    ticks, cut = _passed_over(timetable, previous, dag_run)
+    ticks, cut = timetable.plan.missed_between(previous, dag_run.run_after, limit=MAX_COUNTED)
     if not ticks:
         return []
     paused = paused_at(pause_changes(session, dag_run.dag_id, since=previous), ticks)

@@ -2,7 +2,8 @@
 
 The pinned answers below are what the timetables answered through their own methods before the
 plan became a value (seed 000's worked example, a calendar cadence across a DST gap in Berlin,
-a cron firing twice in New York's fall-back hour).
+a cron firing twice in New York's fall-back hour). ``previous`` and ``missed_between`` are checked
+against ``upcoming`` for every cadence of the public plan's property tests.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import dataclasses
 import datetime
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tessera.timetables import Cron, Every, Fixed, Union
+
+from .test_public_plan import BASE, timetables
 
 UTC = datetime.timezone.utc
 SEED = Every("5m", delay="30s", phase=Fixed("2m10s"))
@@ -58,6 +63,7 @@ def test_every_with_delay_and_phase_answers_as_before():
     )
     assert (plan.timezone, plan.is_wall_clock, plan.catch_up_limit, plan.dst_rule) == ("UTC", False, 1, None)
     assert plan.run_of(run.window_end) == run
+    assert plan.previous(run).occurrence == at(2026, 3, 1, 12, 0)
 
 
 def test_a_calendar_cadence_in_a_dst_zone_answers_as_before():
@@ -77,6 +83,7 @@ def test_a_calendar_cadence_in_a_dst_zone_answers_as_before():
         (at(2026, 10, 25, 1), False),
     ]
     assert plan.due_at_or_before(at(2026, 3, 29, 12)) == runs[2]
+    assert plan.previous(runs[2]) == runs[1]
 
 
 def test_cron_answers_as_before():
@@ -90,4 +97,35 @@ def test_cron_answers_as_before():
     ]
     assert plan.timezone == "America/New_York"
     assert "fires at both instants (CronJob)" in plan.dst_rule
-    assert plan.run_of(runs[1].window_end) == runs[1]
+    assert [plan.previous(run) for run in runs[1:]] == runs[:2]
+    assert plan.missed_between(runs[0].run_after, runs[2].run_after, limit=5) == ([runs[1].run_after], False)
+
+
+def test_missed_between_is_cut_at_its_limit_and_names_the_newest_tick_exactly():
+    plan = Every("1m", phase=Fixed("10s")).plan
+    ticks, cut = plan.missed_between(at(2026, 1, 1, 0, 0, 10), at(2026, 1, 11, 0, 0, 10), limit=3)
+    assert cut
+    assert ticks == [
+        at(2026, 1, 1, 0, 1, 10),
+        at(2026, 1, 1, 0, 2, 10),
+        at(2026, 1, 1, 0, 3, 10),
+        at(2026, 1, 11, 0, 0, 10) - datetime.timedelta(minutes=1),
+    ]
+    assert plan.missed_between(at(2026, 1, 1, 0, 0, 10), at(2026, 1, 1, 0, 1, 10), limit=3) == ([], False)
+
+
+@settings(
+    max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    timetable=timetables(), now_offset=st.integers(0, 400 * 24 * 3600), gap=st.integers(1, 8), limit=st.integers(1, 5)
+)
+def test_previous_and_missed_between_agree_with_upcoming(timetable, now_offset, gap, limit):
+    """The run before each listed run is the one listed before it; the ticks between two runs are those listed."""
+    plan = timetable.plan
+    runs = plan.upcoming(after=BASE + datetime.timedelta(seconds=now_offset), count=gap + 1)
+    for earlier, later in zip(runs, runs[1:]):
+        assert plan.previous(later) == earlier
+    between = [run.run_after for run in runs[1:-1]]
+    expected = (between, False) if len(between) <= limit else ([*between[:limit], between[-1]], True)
+    assert plan.missed_between(runs[0].run_after, runs[-1].run_after, limit=limit) == expected
