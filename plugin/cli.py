@@ -191,7 +191,9 @@ def _plan(args: argparse.Namespace) -> int:
         print("tessera plan: give a DAG file or folder, or --api URL (one of them)", file=sys.stderr)
         return EXIT_USAGE
     count_ = count(args.count)
-    after = instant("--after", args.after) if args.after is not None else datetime.datetime.now(datetime.timezone.utc)
+    from ._airflow import utcnow  # here: importing Airflow costs a second the --help and --api forms need not pay
+
+    after = instant("--after", args.after) if args.after is not None else utcnow()
     if args.api is not None:
         plan = remote_plan(args.api, args.token, dag_id=args.dag_id, count=count_, after=after)
     else:

@@ -26,6 +26,7 @@ def _stored(dag: Any) -> Any:
 
 def local_load(path: str) -> dict[str, Any]:
     """The load of every DAG in the files under ``path`` (paused or not: files say nothing about that)."""
+    from ._airflow import utcnow  # here, as the others: importing the module costs no Airflow
     from .api.load import FleetDag, fleet_load
     from .api.load_models import load_response
 
@@ -33,7 +34,7 @@ def local_load(path: str) -> dict[str, Any]:
     for dag in sorted(load_dags(path).dags.values(), key=lambda d: d.dag_id):
         stored = _stored(dag)
         dags.append(FleetDag(dag.dag_id, stored.timetable, start_date=stored.start_date, end_date=stored.end_date))
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = utcnow()
     return load_response(fleet_load(dags, now=now), paused_left_out=0).model_dump(mode="json")
 
 

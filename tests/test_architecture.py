@@ -263,6 +263,33 @@ def test_each_rule_is_stated_in_one_place(rule: str):
         assert not extra, f"{rule}: {name} is defined again in {sorted(extra)}; call the one in {home}"
 
 
+_CLOCK_READS = {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today")}
+_CLOCK_READS |= {("pendulum", "now"), ("pendulum", "today"), ("time", "time"), ("time", "time_ns")}
+
+
+def _clock_reads(path: Path) -> list[tuple[int, str]]:
+    """(line, call) of each read of the wall clock: ``datetime.now()``, ``pendulum.now()``, ``time.time()``..."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)
+            if (name, node.func.attr) in _CLOCK_READS:
+                found.append((node.lineno, f"{name}.{node.func.attr}()"))
+    return found
+
+
+def test_the_clock_is_read_through_the_layers_door():
+    """One reader of "now" per layer (Airflow's utcnow in its ``_airflow.py``), so a frozen clock freezes all."""
+    reads = [
+        f"{path.relative_to(REPO)}:{line} calls {call}; use utcnow from {DOORS[_folder(path)].relative_to(REPO)}"
+        for path in _sources()
+        if path not in DOORS.values()
+        for line, call in _clock_reads(path)
+    ]
+    assert not reads, "\n".join(reads)
+
+
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
 def test_modules_hold_one_concept(path: Path):
     lines = len(path.read_text().splitlines())

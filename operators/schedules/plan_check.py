@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from tessera.timetables.values import clip, excerpt
 
+from .._airflow import utcnow
 from .identity import schedules_in_tags
 from .policy import timetable_of
 from .schedule import Schedule
@@ -200,7 +201,7 @@ def check_plan(
     :param count: fires listed per schedule, 0 to :data:`MAX_PLAN_COUNT` (1000).
     """
     count = check_count(count)
-    now = now or datetime.datetime.now(datetime.timezone.utc)
+    now = now or utcnow()
     plans, problems = [], []
     for name in sorted(schedules):
         schedule = schedules[name]
