@@ -263,11 +263,20 @@ def test_timeout_bounds_each_attempt_of_the_whole_pipeline_and_a_timeout_is_retr
     note = run["note"] or ""
     assert "Retry: attempt 1 of 2 failed (it ran past its TIMEOUT); attempt 2 may start at" in note, note
     assert "Failed: attempt 2 of 2 failed (it ran past its TIMEOUT); RETRIES 1 used up." in note, note
-    # The last attempt was stopped (the scheduler checks once a loop), not let run to its end: its last task
-    # never succeeded. (With two tasks a retry reran only b, 5 s, and a slow loop could see it succeed first.)
-    tasks = dict(stack.query("SELECT task_id, state FROM task_instance WHERE dag_id = 'fid_timeout'"))
+    # This run's tasks and retry only: a deployment started just before an hour also runs the next hour's
+    # occurrence (CI: 04:58 and 05:00). The last attempt was stopped (the scheduler checks once a loop), not
+    # let run to its end: its last task never succeeded. (With two tasks a retry reran only b, 5 s, and a slow
+    # loop could see it succeed first.)
+    tasks = dict(
+        stack.query(
+            "SELECT task_id, state FROM task_instance WHERE dag_id = 'fid_timeout' AND run_id = ?", run["run_id"]
+        )
+    )
     assert tasks["c"] != "success", tasks
-    retry = stack.query("SELECT dttm FROM log WHERE dag_id = 'fid_timeout' AND event = 'tessera.schedule.retry'")
+    retry = stack.query(
+        "SELECT dttm FROM log WHERE dag_id = 'fid_timeout' AND event = 'tessera.schedule.retry' AND run_id = ?",
+        run["run_id"],
+    )
     assert len(retry) == 1
     assert run["start"] >= _utc(retry[0][0]) + 2 * SECOND, "RETRY_DELAY 2 s before the second attempt"
     assert run["run_after"] < _utc(retry[0][0]), "the attempt's run_after is its occurrence's again"
@@ -369,7 +378,11 @@ def test_backoff_retries_never_stop_on_their_own_and_a_pause_holds_them(stack: A
     home = stack
 
     def task() -> tuple[str, int, int]:
-        rows = home.query("SELECT state, try_number, max_tries FROM task_instance WHERE dag_id = 'fid_backoff_forever'")
+        # The first run's task: a deployment started just before an hour has the next hour's run too.
+        rows = home.query(
+            "SELECT state, try_number, max_tries FROM task_instance WHERE dag_id = 'fid_backoff_forever'"
+            " ORDER BY run_id"
+        )
         return rows[0] if rows else ("", 0, 0)
 
     home.wait_for("a third try", lambda: task()[1] >= 3 and task()[0] == "up_for_retry", timeout=WAIT)
