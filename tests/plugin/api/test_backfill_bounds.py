@@ -12,12 +12,14 @@ import asyncio
 import datetime
 import json
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import time_machine
 
+from tessera.plugin.api import backfill_preview
 from tessera.plugin.api.backfill_preview import (
     MAX_PREVIEW_RUNS,
     Budget,
@@ -231,9 +233,23 @@ def test_a_preview_stops_at_the_next_run_once_its_caller_has_left(api):
     assert len(asked) == 6, "asked once per run, and stopped at the first answer that the caller left"
 
 
-def test_the_route_stops_the_preview_when_the_client_disconnects(api, caplog):
-    """The ASGI conversation of a client that sends its request and hangs up at once."""
+def test_the_route_stops_the_preview_when_the_client_disconnects(api, caplog, mocker):
+    """The ASGI conversation of a client that sends its request and hangs up at once.
+
+    The preview waits (at most 10 s) for the route to notice the disconnect before it lists a run: a
+    1000-run range is listed in about 10 ms, and on a busy machine the thread could list it all
+    before the event loop ran the route's watcher, which would answer 400 and prove nothing.
+    """
     app = api.client.app
+    real_take_runs = backfill_preview.take_runs
+
+    def take_runs_once_left(infos, budget, **range_):
+        deadline = time.monotonic() + 10
+        while not budget.abandoned() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return real_take_runs(infos, budget, **range_)
+
+    mocker.patch.object(backfill_preview, "take_runs", take_runs_once_left)
     query = "from_date=1970-01-01T00%3A00%3A00Z&to_date=2026-01-01T00%3A00%3A00Z"
     scope = {
         "type": "http",
