@@ -13,6 +13,6 @@ import os
 DEEP = os.environ.get("TESSERA_FUZZ", "").lower() == "deep"
 
 
-def cases(deep: int) -> int:
-    """Examples per fuzz test: ``deep`` under ``make fuzz``, a fifth of it (at least 10) otherwise."""
-    return deep if DEEP else max(10, deep // 5)
+def cases(deep: int, *, least: int = 10) -> int:
+    """Examples per fuzz test: ``deep`` under ``make fuzz``, a fifth of it (at least ``least``) otherwise."""
+    return deep if DEEP else max(least, deep // 5)
