@@ -60,6 +60,9 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 # Session-scoped deployments that several e2e files share: their tests go to one xdist worker, so
 # each deployment starts once.
 _SHARED_STACKS = {"postgres_stack": "e2e-postgres", "celery_stack": "e2e-celery", "e2e_home": "e2e-sqlite"}
+_SHARED_STACK_MINUTES = {"e2e-postgres": 5, "e2e-celery": 5, "e2e-sqlite": 4}
+"""About how long each shared deployment's tests take on an idle 2-core machine (a file marks its own with
+``pytest.mark.minutes``): the longest start first, so no long one is left to run alone at the end."""
 E2E_TIMEOUT = 1800
 """Seconds for one e2e test (pytest-timeout), the start of its deployment included (a migration alone may
 take minutes on a busy machine); the rest of the suite has pyproject.toml's ``timeout``."""
@@ -73,10 +76,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     session scope): its tests build on what the earlier ones did, and some stop the deployment on
     purpose last (``test_demo.py``, ``test_postgres_ha.py``). So they keep collection order, and
     every file (or every set of files sharing a session deployment, ``_SHARED_STACKS``) is one
-    ``xdist_group``: ``--dist loadgroup`` runs it on one worker. They go first, so the longest work
-    starts first and the fast tier's tests fill the other workers meanwhile.
+    ``xdist_group``: ``--dist loadgroup`` runs it on one worker. They go first, the longest deployments
+    first (:func:`_longest_first`), and the fast tier's tests fill the free workers meanwhile.
     """
-    e2e = sorted((item for item in items if item.get_closest_marker("e2e")), key=lambda item: item.stash[_COLLECTED_AT])
+    e2e = [item for item in items if item.get_closest_marker("e2e")]
     fast = [item for item in items if not item.get_closest_marker("e2e")]
     # A module marked in_order keeps its written order where pytest-randomly put it (its items stay together).
     in_order = [index for index, item in enumerate(fast) if item.get_closest_marker("in_order")]
@@ -96,7 +99,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # each test is scheduled alone and a module's deployment is built again on the other worker.
             assert group.rfind("]") < 0, f"{item.nodeid}: xdist_group {group!r} must not hold ']'"
             item.add_marker(pytest.mark.xdist_group(group))
-    items[:] = e2e + fast
+    items[:] = _longest_first(e2e) + fast
+
+
+def _longest_first(e2e: list[pytest.Item]) -> list[pytest.Item]:
+    """The e2e tests by their deployment's expected minutes, longest first, each deployment's tests as written.
+
+    ``--dist loadgroup`` hands the groups out in this order, two to each worker at the start and the
+    next to whichever worker is then free, so a long deployment queued last would hold one worker
+    alone while the others had finished.
+    """
+    minutes: dict[str, float] = {}
+    for item in e2e:
+        group = item.get_closest_marker("xdist_group").args[0]  # type: ignore[union-attr]
+        marked = item.get_closest_marker("minutes")
+        own = marked.args[0] if marked else _SHARED_STACK_MINUTES.get(group, 0)
+        minutes[group] = max(minutes.get(group, 0), own)
+
+    def order(item: pytest.Item) -> tuple[float, int]:
+        return -minutes[item.get_closest_marker("xdist_group").args[0]], item.stash[_COLLECTED_AT]  # type: ignore[union-attr]
+
+    return sorted(e2e, key=order)
 
 
 def _deployment_of(item: pytest.Item) -> str:

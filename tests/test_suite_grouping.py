@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .conftest import REPO
 
+DBS = ("sqlite", "postgresql")
 PROBE = """
 import os
 import pytest
@@ -46,6 +47,7 @@ def test_each_e2e_deployment_runs_on_one_worker_in_the_order_written(tmp_path: P
             "2",
             "--dist",
             "loadgroup",
+            "--no-loadscope-reorder",
             "-p",
             "grouping_probe",
             "-q",
@@ -69,11 +71,18 @@ def test_each_e2e_deployment_runs_on_one_worker_in_the_order_written(tmp_path: P
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     workers: dict[str, set[str]] = collections.defaultdict(set)
     order: dict[str, list[str]] = collections.defaultdict(list)
+    started: dict[str, list[str]] = collections.defaultdict(list)  # per worker, its groups in the order they began
     for line in out.read_text().splitlines():
         worker, group, name = line.split("\t")
         assert group, f"{name}: an e2e test without an xdist_group"
         workers[group].add(worker)
         order[group].append(name)
+        if group not in started[worker]:
+            started[worker].append(group)
+    # The longest deployments (pytest.mark.minutes) are handed out first: each worker begins with one of them.
+    firsts = {groups[0] for groups in started.values()}
+    longest = {"tests/e2e/test_schedule_fidelity_e2e.py", *(f"tests/e2e/test_why_corpus.py corpus={db}" for db in DBS)}
+    assert len(firsts) == 2 and "tests/e2e/test_schedule_fidelity_e2e.py" in firsts and firsts <= longest, started
     assert len(workers) >= 10, sorted(workers)  # the e2e files and shared deployments, each a group
     split = {group: sorted(seen) for group, seen in workers.items() if len(seen) > 1}
     assert not split, f"deployments whose tests ran on several workers: {split}"

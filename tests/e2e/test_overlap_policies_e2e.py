@@ -32,7 +32,8 @@ import pytest
 from .conftest import api_server_healthy, keep_artifacts_if_failed
 from .harness import AirflowHome, _free_port, _utc
 
-pytestmark = pytest.mark.e2e
+# About 2 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.minutes(2)]
 
 DAGS = Path(__file__).resolve().parent / "dags_overlap"
 PERIOD = datetime.timedelta(seconds=10)

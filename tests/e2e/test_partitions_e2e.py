@@ -28,6 +28,9 @@ import pytest
 from .conftest import api_server_healthy, keep_artifacts_if_failed
 from .harness import AirflowHome, _free_port
 
+# About 3 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = pytest.mark.minutes(3)
+
 DAGS = Path(__file__).resolve().parent / "dags_partitions"
 DAY = "2025-10-26"  # Europe's fall-back day: Amsterdam's clock shows 02:00-03:00 twice.
 HOURS = [f"{DAY}T{h:02d}:00:00" for h in range(24)]

@@ -22,6 +22,9 @@ from .test_partitions_e2e import (  # noqa: F401 - collected here against this m
     test_clearing_one_key_reruns_that_window_and_its_aligned_consumer,
 )
 
+# About 2 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = pytest.mark.minutes(2)
+
 
 @pytest.fixture(scope="module")
 def stack(

@@ -27,6 +27,9 @@ WAIT = 420
 REFRESH_DAG = "e2e_refresh_flight"
 SLOW_SECONDS = 40
 
+# About 2 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = pytest.mark.minutes(2)
+
 DAGS = f'''
 """Schedule-guard end-to-end DAGs (written by tests/e2e/test_schedule_guards_e2e.py)."""
 import time

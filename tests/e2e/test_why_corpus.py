@@ -57,7 +57,8 @@ with DAG("c_changed", schedule=Every("20s", delay="5s", phase=Fixed("0s")), catc
     EmptyOperator(task_id="work")
 """
 
-pytestmark = pytest.mark.e2e
+# About 6 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.minutes(6)]
 
 
 def _environment(home: AirflowHome, port: int) -> None:
