@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from tessera.plugin.cli import EXIT_OK, main
 from tests.timetables.test_public_plan import BASE, scheduler_runs, timetables
 
-from .api.test_api_app import Api, airflow_api
+from .api.test_api_app import Api, airflow_api, forget_dags
 
 DAY = 24 * 3600
 DAG_FILE = '''
@@ -175,8 +175,11 @@ def examples(count: int) -> settings:
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("plan-agreement")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield tmp_path_factory.mktemp("plan-agreement")
+    # Up to 200 DAGs the later modules on this worker need not read: the fleet-wide calls of
+    # test_api_scale.py list every DAG (its page of 1,000 rows and plan of 50,000 runs were cut short by them).
+    forget_dags("agree_")
 
 
 @pytest.fixture(scope="module")
