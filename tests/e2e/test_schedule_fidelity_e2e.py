@@ -402,8 +402,13 @@ def test_backoff_retries_never_stop_on_their_own_and_a_pause_holds_them(stack: A
 def test_a_refresh_right_after_a_dags_test_dry_run_starts_a_run(stack: AirflowHome) -> None:
     home = stack
     home.wait_for("fid_refresh parsed", lambda: home.is_parsed("fid_refresh"), timeout=WAIT)
+    # Paused while `dags test` runs its task in its own process: the running scheduler also schedules the
+    # task instances of an active DAG's running runs, and in CI it ran this one first (the test's own
+    # attempt was then refused, "TI was not in a state where it could be marked as running", and the run failed).
+    _set_paused(home, "fid_refresh", True)
     tested = home.cli("dags", "test", "fid_refresh", "-c", '{"dry_run": true}', timeout=300)
     assert tested.returncode == 0, tested.stderr[-3000:]
+    _set_paused(home, "fid_refresh", False)
     answer = _api(home, "POST", "/tessera/api/v1/dags/fid_refresh/refresh", {})
     assert answer["outcome"] == "started", answer
     assert answer["run"]["triggered_by"] != "test"
