@@ -113,7 +113,8 @@ def broken_dags(
         problems = {dag_id: p for dag_id, p in problems.items() if dag_id in readable}
     if not problems:
         return {}
-    problems = {dag_id: p for dag_id, p in problems.items() if dag_id in _tessera_ids(session, problems)}
+    tessera = _tessera_ids(session, problems)  # once: a comprehension's condition is asked per DAG
+    problems = {dag_id: p for dag_id, p in problems.items() if dag_id in tessera}
     entries = newest_entries(session, sorted(problems))
     error_ids = [p["import_error_id"] for p in problems.values() if p["import_error_id"] is not None]
     errors = {}
