@@ -19,15 +19,16 @@ unclean fire or the admission left (see :mod:`tessera.operators.functions.record
 from __future__ import annotations
 
 import datetime
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from airflow.models.dagrun import DagRun
 from airflow.models.taskinstance import TaskInstance
 from airflow.models.xcom import XComModel
 from airflow.utils.state import TaskInstanceState
 from airflow.utils.types import DagRunType
-from sqlalchemy import select
+from sqlalchemy import and_, func, select
 
 from .policy import is_dry_run
 from .record import RECORD_KEY, FireRecord, Outcome, Phase, parse_iso
@@ -90,32 +91,62 @@ def read_run(run: DagRun, ti: TaskInstance | None, record: FireRecord | None, st
     return RunReading(kind=FIRE, outcome=Outcome.UNKNOWN, reason="FireLost", message=lost, finished=ti.end_date, **base)
 
 
-def load_history(
-    session: Session, dag_id: str, task_id: str, *, limit: int, stale: datetime.datetime
-) -> tuple[list[DagRun], list[RunReading]]:
+History = tuple[list[DagRun], list[RunReading]]
+"""The newest runs of a DAG (newest first) and how each reads for one of its cursor tasks."""
+
+
+def load_history(session: Session, dag_id: str, task_id: str, *, limit: int, stale: datetime.datetime) -> History:
     """The newest ``limit`` runs of the DAG (newest first) and how each reads."""
-    runs = session.scalars(
-        select(DagRun).where(DagRun.dag_id == dag_id).order_by(DagRun.run_after.desc()).limit(limit)
-    ).all()
-    run_ids = [run.run_id for run in runs]
+    return load_histories(session, [(dag_id, task_id)], limit=limit, stale=stale)[dag_id, task_id]
+
+
+def load_histories(
+    session: Session, functions: Collection[tuple[str, str]], *, limit: int, stale: datetime.datetime
+) -> dict[tuple[str, str], History]:
+    """:func:`load_history` of each ``(dag_id, task_id)``, in three queries whatever their number.
+
+    The newest ``limit`` runs of each DAG are ranked in the database (a window function), and
+    their task instances and fire records are read by joining that ranking, not run by run.
+    """
+    if not functions:
+        return {}
+    dag_ids = sorted({dag_id for dag_id, _ in functions})
+    task_ids = sorted({task_id for _, task_id in functions})
+    newest_first = (DagRun.run_after.desc(), DagRun.id.desc())
+    rank = func.row_number().over(partition_by=DagRun.dag_id, order_by=newest_first).label("rank")
+    ranked = select(DagRun.id, DagRun.dag_id, DagRun.run_id, rank).where(DagRun.dag_id.in_(dag_ids)).subquery()
+    newest = select(ranked.c.dag_id, ranked.c.run_id).where(ranked.c.rank <= limit).subquery()
+    runs: dict[str, list[DagRun]] = {dag_id: [] for dag_id in dag_ids}
+    for run in session.scalars(
+        select(DagRun)
+        .join(ranked, ranked.c.id == DagRun.id)
+        .where(ranked.c.rank <= limit)
+        .order_by(DagRun.dag_id, *newest_first)
+    ):
+        runs[run.dag_id].append(run)
+
+    def of_newest(model: Any) -> Any:
+        return and_(model.dag_id == newest.c.dag_id, model.run_id == newest.c.run_id)
+
     tis = {
-        ti.run_id: ti
+        (ti.dag_id, ti.task_id, ti.run_id): ti
         for ti in session.scalars(
-            select(TaskInstance).where(
-                TaskInstance.dag_id == dag_id, TaskInstance.task_id == task_id, TaskInstance.run_id.in_(run_ids)
-            )
+            select(TaskInstance).join(newest, of_newest(TaskInstance)).where(TaskInstance.task_id.in_(task_ids))
         )
     }
     records = {
-        row.run_id: FireRecord.from_json(XComModel.deserialize_value(row))
+        (row.dag_id, row.task_id, row.run_id): FireRecord.from_json(XComModel.deserialize_value(row))
         for row in session.scalars(
-            select(XComModel).where(
-                XComModel.dag_id == dag_id,
-                XComModel.task_id == task_id,
-                XComModel.key == RECORD_KEY,
-                XComModel.run_id.in_(run_ids),
-            )
+            select(XComModel)
+            .join(newest, of_newest(XComModel))
+            .where(XComModel.task_id.in_(task_ids), XComModel.key == RECORD_KEY)
         )
     }
-    readings = [read_run(run, tis.get(run.run_id), records.get(run.run_id), stale) for run in runs]
-    return list(runs), readings
+    histories = {}
+    for dag_id, task_id in functions:
+        readings = [
+            read_run(run, tis.get((dag_id, task_id, run.run_id)), records.get((dag_id, task_id, run.run_id)), stale)
+            for run in runs[dag_id]
+        ]
+        histories[dag_id, task_id] = (list(runs[dag_id]), readings)
+    return histories

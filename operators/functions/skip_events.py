@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from airflow.models.log import Log
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from .record import iso, parse_iso
 
@@ -82,14 +83,30 @@ def write(
 
 def newest_passed_over(session: Session, dag_id: str, task_id: str) -> SkipEvent | None:
     """The passed-over ticks whose last is the newest (of the few written last: one run writes at most two)."""
-    rows = session.scalars(
-        select(Log.extra)
-        .where(Log.dag_id == dag_id, Log.task_id == task_id, Log.event == PASSED_OVER)
-        .order_by(Log.id.desc())
-        .limit(2)
+    return newest_passed_over_of(session, [(dag_id, task_id)]).get((dag_id, task_id))
+
+
+def newest_passed_over_of(session: Session, functions: Collection[tuple[str, str]]) -> dict[tuple[str, str], SkipEvent]:
+    """:func:`newest_passed_over` of each ``(dag_id, task_id)`` that has one, in one query whatever their number."""
+    wanted = set(functions)
+    if not wanted:
+        return {}
+    dag_ids = sorted({dag_id for dag_id, _ in wanted})
+    rank = func.row_number().over(partition_by=(Log.dag_id, Log.task_id), order_by=Log.id.desc()).label("rank")
+    ranked = (
+        select(Log.dag_id, Log.task_id, Log.extra, rank)
+        .where(Log.dag_id.in_(dag_ids), Log.event == PASSED_OVER)
+        .subquery()
     )
-    events = [event for event in map(SkipEvent.from_json, rows) if event is not None]
-    return max(events, key=lambda event: event.last, default=None)
+    newest: dict[tuple[str, str], SkipEvent] = {}
+    for dag_id, task_id, extra in session.execute(
+        select(ranked.c.dag_id, ranked.c.task_id, ranked.c.extra).where(ranked.c.rank <= 2)
+    ):
+        event = SkipEvent.from_json(extra)
+        key = (dag_id, task_id)
+        if event is not None and key in wanted and (key not in newest or event.last > newest[key].last):
+            newest[key] = event
+    return newest
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -103,22 +104,37 @@ def connection_missing(conn_id: object, session: Session) -> str | None:
     """
     if not isinstance(conn_id, str) or not conn_id:
         return None
+    return connections_missing([conn_id], session)[conn_id]
+
+
+def connections_missing(conn_ids: Collection[str], session: Session) -> dict[str, str | None]:
+    """:func:`connection_missing` of each of ``conn_ids``, the metadata DB read once for all of them."""
     from airflow.configuration import ensure_secrets_loaded
     from airflow.models.connection import Connection
     from airflow.secrets.metastore import MetastoreBackend
     from sqlalchemy import select
 
+    pending = set(conn_ids)
     for backend in ensure_secrets_loaded():
+        if not pending:
+            break
         if isinstance(backend, MetastoreBackend):
-            found = session.scalar(select(Connection.id).where(Connection.conn_id == conn_id)) is not None
+            query = select(Connection.conn_id).where(Connection.conn_id.in_(sorted(pending)))
+            pending.difference_update(session.scalars(query))
         else:
-            try:
-                found = backend.get_connection(conn_id=conn_id) is not None
-            except Exception:  # an unreachable backend: the fire will tell; admission must not fail on it
-                log.warning("tessera: secrets backend %s failed looking up %r", type(backend).__name__, conn_id)
-                found = True
-        if found:
-            return None
+            pending.difference_update([conn_id for conn_id in sorted(pending) if _found_in(backend, conn_id)])
+    return {conn_id: _missing(conn_id) if conn_id in pending else None for conn_id in conn_ids}
+
+
+def _found_in(backend: object, conn_id: str) -> bool:
+    try:
+        return backend.get_connection(conn_id=conn_id) is not None  # type: ignore[attr-defined]
+    except Exception:  # an unreachable backend: the fire will tell; admission must not fail on it
+        log.warning("tessera: secrets backend %s failed looking up %r", type(backend).__name__, conn_id)
+        return True
+
+
+def _missing(conn_id: str) -> str:
     return (
         f"conn_id: {conn_id!r} is not a defined Airflow connection; add it (Admin > Connections, or an "
         "AIRFLOW_CONN_<ID> environment variable), or fix the HttpFunction's conn_id"

@@ -8,8 +8,10 @@ where they are absent or fail. Each adapter returns ``(result, availability)``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from .models import Contradiction, CursorStatus
 
@@ -27,24 +29,46 @@ def _not_available(what: str, error: BaseException) -> str:
     return f"not available: {type(error).__name__}: {error}"
 
 
-def cursor_function_status(dag_id: str, task_ids: Sequence[str], session: Session) -> tuple[list[CursorStatus], str]:
-    """The status of each cursor function (``task_ids``, its cursor tasks) of ``dag_id``, from ``function_status``.
+CursorStatuses = dict[str, tuple[list[CursorStatus], str]]
+"""By DAG id: the status of each of its cursor functions, and whether that could be read (:data:`OK`)."""
 
-    Connects to :func:`tessera.operators.functions.status.function_status` (the three
-    timestamps, last outcome and skip reason, consecutive failures, SpecValid/Ready).
-    A DAG without cursor tasks costs nothing; one with them reads its own history.
+
+def cursor_function_statuses(dags: Mapping[str, Sequence[str]], session: Session) -> CursorStatuses:
+    """The status of each cursor function of ``dags`` (DAG id: its cursor tasks), from ``function_statuses``.
+
+    Connects to :func:`tessera.operators.functions.status.function_statuses` (the three
+    timestamps, last outcome and skip reason, consecutive failures, SpecValid/Ready), which
+    reads the history of every function at once. A DAG without cursor tasks is left out and
+    costs nothing; a DAG whose status cannot be derived says so in its own entry.
     """
-    if not task_ids:
-        return [], NOT_A_CURSOR_FUNCTION
+    wanted = [(dag_id, task_id) for dag_id, task_ids in dags.items() for task_id in task_ids]
+    if not wanted:
+        return {}
     try:
-        from tessera.operators.functions.status import function_status
+        from tessera.operators.functions.status import function_statuses
     except ImportError as error:
-        return [], _not_available("the cursor-function status", error)
+        return dict.fromkeys(dags, ([], _not_available("the cursor-function status", error)))
     try:
-        statuses = [function_status(dag_id, task_id, session=session) for task_id in task_ids]
-        return [CursorStatus.model_validate(status) for status in statuses], OK
+        statuses = function_statuses(wanted, session=session)
+    except SQLAlchemyError:
+        raise
     except Exception as error:  # a bug there must not take the whole status page down
-        return [], _not_available("the cursor-function status", error)
+        return {dag_id: ([], _not_available("the cursor-function status", error)) for dag_id in dags}
+    answers: CursorStatuses = {}
+    for dag_id, task_ids in dags.items():
+        if not task_ids:
+            continue
+        try:
+            answers[dag_id] = ([_cursor_status(statuses[dag_id, task_id]) for task_id in task_ids], OK)
+        except Exception as error:
+            answers[dag_id] = ([], _not_available("the cursor-function status", error))
+    return answers
+
+
+def _cursor_status(status: Any) -> CursorStatus:
+    if isinstance(status, Exception):
+        raise status
+    return CursorStatus.model_validate(status)
 
 
 def declared_schedule_check(dags: Iterable[Any]) -> tuple[list[Contradiction], str]:

@@ -25,6 +25,7 @@ from .models import BrokenModel, ConditionModel, DagPlan, DagStatus, Lateness
 from .row_errors import plan_row, status_row
 from .runs import run_histories
 from .schedules import SCHEDULE_TAG_PREFIX, ScheduledDag
+from .status import NOTHING_READ
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -103,8 +104,8 @@ def with_broken_statuses(
     listed = {row.dag_id for row in rows}
     missing = [dag_id for dag_id in broken if dag_id not in listed]
     histories = run_histories(session, missing)
-    # without a stored version there is no schedule, so no parents to read fires of ({})
-    added = [status_row(item, [], histories[item.dag_id], {}, session) for item in _items(session, missing)]
+    # without a stored version there is no schedule, so no parents to read fires of, nor cursor tasks
+    added = [status_row(item, [], histories[item.dag_id], NOTHING_READ) for item in _items(session, missing)]
     merged = [_status(row, broken[row.dag_id]) if row.dag_id in broken else row for row in [*rows, *added]]
     return sorted(merged, key=lambda row: row.dag_id)
 
@@ -143,7 +144,7 @@ def broken_page_rows(
     for item in _items(session, missing):
         found = broken[item.dag_id]
         plan = plan_row(item, after=after, count=1, until=None, contradictions=[])
-        status = status_row(item, [], histories[item.dag_id], {}, session)
+        status = status_row(item, [], histories[item.dag_id], NOTHING_READ)
         added.append((_plan(plan, found), _status(status, found)))
     return added
 

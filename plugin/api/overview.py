@@ -13,7 +13,7 @@ from a little before now) and the next window after it.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -42,7 +42,7 @@ from .plans import lane_start, next_and_lane, plain_instant
 from .row_errors import plan_row, status_row
 from .runs import RunHistory, run_histories
 from .schedules import ScheduledDag, duration_text, scheduled_dags, shown_ids
-from .status import StatusParts, parent_fires, status_parts
+from .status import GroupedReads, StatusParts, grouped_reads, status_parts
 from .triggers import describe
 
 if TYPE_CHECKING:
@@ -169,8 +169,7 @@ def _computed_row(
     item: ScheduledDag,
     contradictions: list[Contradiction],
     history: RunHistory,
-    completed: Mapping[str, datetime.datetime | None],
-    session: Session,
+    reads: GroupedReads,
     *,
     now: datetime.datetime,
 ) -> dict[str, Any] | None:
@@ -179,7 +178,7 @@ def _computed_row(
         return None
     try:
         next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
-        parts = status_parts(item, contradictions, history, completed, session)
+        parts = status_parts(item, contradictions, history, reads)
     except SQLAlchemyError:
         raise
     except Exception:
@@ -216,15 +215,15 @@ def page_data(
     # readable=None: the ids were read with the caller's rights just above
     items = scheduled_dags(session, readable=None, dag_ids=live_listed) if live_listed else []
     histories = run_histories(session, [item.dag_id for item in items])
-    completed = parent_fires(items, session)
+    reads = grouped_reads(items, session)
     until = lane_start(now) + LANE_AHEAD
     rows = []
     for item in items:
         history = histories[item.dag_id]
-        row = _computed_row(item, contradictions, history, completed, session, now=now)
+        row = _computed_row(item, contradictions, history, reads, now=now)
         if row is None:
             plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
-            row = _broken_row(plan, status_row(item, contradictions, history, completed, session))
+            row = _broken_row(plan, status_row(item, contradictions, history, reads))
         rows.append(row)
     added = broken_page_rows(session, broken, [dag_id for dag_id in listed if dag_id not in live_listed], after=now)
     for row in rows:

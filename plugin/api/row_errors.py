@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -23,10 +21,7 @@ from .models import ConditionModel, Contradiction, DagPlan, DagStatus, Lateness
 from .plans import dag_plan
 from .runs import RunHistory
 from .schedules import ScheduledDag
-from .status import dag_status
-
-if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+from .status import GroupedReads, dag_status
 
 
 def _bare(item: ScheduledDag) -> ScheduledDag:
@@ -58,22 +53,18 @@ def plan_row(
 
 
 def status_row(
-    item: ScheduledDag,
-    contradictions: list[Contradiction],
-    history: RunHistory,
-    completed: Mapping[str, datetime.datetime | None],
-    session: Session,
+    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
 ) -> DagStatus:
     """:func:`~tessera.plugin.api.status.dag_status`, or its runs without a plan, and the error."""
     error = item.error
     if error is None:
         try:
-            return dag_status(item, contradictions, history, completed, session)
+            return dag_status(item, contradictions, history, reads)
         except SQLAlchemyError:
             raise
         except Exception as raised:
             error = failure("computing the status", item.dag_id, raised)
-    row = dag_status(_bare(item), contradictions, history, completed, session)
+    row = dag_status(_bare(item), contradictions, history, reads)
     unknown = Lateness(
         state="unknown",
         late=False,

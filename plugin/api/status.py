@@ -12,7 +12,7 @@ Lateness is judged by :mod:`.lateness`.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +26,7 @@ from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.instants import to_us
 
 from .._airflow import utcnow
-from .adapters import NOT_A_CURSOR_FUNCTION, cursor_function_status
+from .adapters import NOT_A_CURSOR_FUNCTION, CursorStatuses, cursor_function_statuses
 from .lateness import assess_lateness
 from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel
 from .plans import stored_next_run
@@ -143,6 +143,30 @@ def freshness_rule(item: ScheduledDag) -> tuple[list[str], float]:
     return list(record["after"]), hours
 
 
+@dataclass(frozen=True)
+class GroupedReads:
+    """What the statuses of DAGs listed together read once for all of them, never DAG by DAG."""
+
+    completed: Mapping[str, datetime.datetime | None]
+    """When each AFTER parent of theirs last completed a fire (:func:`parent_fires`)."""
+    cursors: CursorStatuses
+    """The status of their cursor functions, by DAG id (a DAG without one is not in it)."""
+
+
+NOTHING_READ = GroupedReads(completed={}, cursors={})
+"""For DAGs without a stored version: no schedule, so no parents, and no cursor tasks."""
+
+
+def grouped_reads(items: Sequence[ScheduledDag], session: Session) -> GroupedReads:
+    """The :class:`GroupedReads` of ``items``: a few grouped queries, whatever their number."""
+    cursor_tasks = {
+        item.dag_id: item.stored.cursor_task_ids
+        for item in items
+        if item.stored is not None and item.stored.cursor_task_ids
+    }
+    return GroupedReads(parent_fires(items, session), cursor_function_statuses(cursor_tasks, session))
+
+
 def parent_fires(items: Iterable[ScheduledDag], session: Session) -> dict[str, datetime.datetime | None]:
     """When each AFTER parent of any of ``items`` last completed a fire: one grouped query for all of them."""
     parents = sorted({parent for item in items for parent in freshness_rule(item)[0]})
@@ -175,21 +199,17 @@ class StatusParts:
 
 
 def status_parts(
-    item: ScheduledDag,
-    contradictions: list[Contradiction],
-    history: RunHistory,
-    completed: Mapping[str, datetime.datetime | None],
-    session: Session,
+    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
 ) -> StatusParts:
-    """The DAG's outcome, lateness and stale parents from its row, its runs and its parents' fires.
+    """The DAG's outcome, lateness and stale parents from its row, its runs, its parents' fires and its functions.
 
-    The runs and the parents' fires are read for many DAGs at once (:func:`parent_fires`);
-    ``session`` is read only for a cursor function's own status.
+    The runs, the parents' fires and the cursor functions' statuses are read for many DAGs at
+    once (:func:`grouped_reads`), so deriving one row reads nothing.
     """
     model = item.model
     cursors, cursor_status = [], NOT_A_CURSOR_FUNCTION
     if item.stored is not None:
-        cursors, cursor_status = cursor_function_status(item.dag_id, item.stored.cursor_task_ids, session)
+        cursors, cursor_status = reads.cursors.get(item.dag_id, (cursors, cursor_status))
     outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, history)
     queued = None
     newest = history.fires[0] if history.fires else None
@@ -203,18 +223,14 @@ def status_parts(
         queued=queued,
         now=now,
     )
-    return StatusParts(outcome, cursors, cursor_status, lateness, stale_parents_of(item, completed, now))
+    return StatusParts(outcome, cursors, cursor_status, lateness, stale_parents_of(item, reads.completed, now))
 
 
 def dag_status(
-    item: ScheduledDag,
-    contradictions: list[Contradiction],
-    history: RunHistory,
-    completed: Mapping[str, datetime.datetime | None],
-    session: Session,
+    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
 ) -> DagStatus:
     """One DAG's status: :func:`status_parts`, its newest runs and the next one stored on its row."""
-    parts = status_parts(item, contradictions, history, completed, session)
+    parts = status_parts(item, contradictions, history, reads)
     fires = history.fires
     return DagStatus(
         dag_id=item.dag_id,

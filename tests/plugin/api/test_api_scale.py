@@ -5,7 +5,8 @@ Airflow's engine, over whole requests through the tessera app mounted in Airflow
 app, for 10 DAGs, again after 90 more were stored and again at 1,000: mixed cadences
 (``Every``, calendar cadences in several zones, ``Cron``, declared schedules, AFTER fan-in
 behind two declared parents with a freshness bound, Airflow's built-in cron), each DAG with a
-run history, completed fires of some AFTER parents, and some paused (with a note or in Airflow).
+run history, completed fires of some AFTER parents, and some paused (with a note or in Airflow);
+and cursor functions among them, local ones and HTTP ones whose connections some define and some not.
 """
 
 from __future__ import annotations
@@ -34,15 +35,24 @@ KINDS = (
     "after",
     '"0 * * * *"',
 )
+FUNCTIONS = {3: "count", 5: 'HttpFunction(f"scale_conn_{n // 10 % 3}", "/count")'}
+"""In each block of ten, the DAGs whose task is a cursor function (a local one, an HTTP one), by position."""
+DEFINED_CONNECTION = "scale_conn_0"
+"""The one of the HTTP functions' three connections that is defined (the others: ConnectionMissing)."""
 FLEET_FILE = """
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
+from tessera.operators.functions.http import HttpFunction
+from tessera.operators.functions.operator import CursorFunctionOperator
 from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet
 from tessera.timetables import Cron, Every
 
 KINDS = KINDS_LITERAL
+FUNCTIONS = FUNCTIONS_LITERAL
 DAG_IDS = {dag_ids!r}
+def count(payload):
+    return {{"count": 1, "cursor": {{"n": payload["cursor"]["n"] + 1}}}}
 def kind_of(dag_id):
     return KINDS[int(dag_id.rsplit("_", 1)[1]) % len(KINDS)]
 def parents_of(dag_id):  # the two declared schedules before it, in its block of ten
@@ -56,11 +66,20 @@ for dag_id in DAG_IDS:
     kind = kind_of(dag_id)
     declared = kind in ("declared", "after")
     kwargs = SCHEDULES.dag_kwargs(dag_id) if declared else {{"schedule": eval(kind)}}
+    n = int(dag_id.rsplit("_", 1)[1])
     with DAG(dag_id, start_date=None, **kwargs) as dag:
-        EmptyOperator(task_id="work")
+        if n % 10 in FUNCTIONS:
+            CursorFunctionOperator(
+                task_id="work", function=eval(FUNCTIONS[n % 10]), cursor_from="/cursor", cursor_into="/cursor",
+                initial={{"n": 0}},
+            )
+        else:
+            EmptyOperator(task_id="work")
     if declared:
         SCHEDULES.apply(dag)
-""".replace("KINDS_LITERAL", repr(KINDS))
+""".replace("KINDS_LITERAL", repr(KINDS)).replace(
+    "FUNCTIONS_LITERAL", repr(FUNCTIONS).replace("{", "{{").replace("}", "}}")
+)
 SIZES = (10, 100, 1000)
 BROKEN = {"failing": "scale_0002", "gone": "scale_0004", "undecodable": "scale_0000"}
 """Three DAGs of the first ten whose rows carry an error (see ``fleet``)."""
@@ -80,15 +99,17 @@ PAGE_CALLS = {
 def add_runs(dag_ids: list[str]) -> None:
     """Three runs per DAG: two scheduled (one failed, one succeeded) and a manual one still running.
 
-    And a completed fire of every other declared parent (an asset event on its schedule's asset),
-    so some AFTER DAGs have fresh parents and some stale ones.
+    A cursor function's task failed in the first and succeeded in the second. And a completed fire
+    of every other declared parent (an asset event on its schedule's asset), so some AFTER DAGs
+    have fresh parents and some stale ones.
     """
     from airflow.models.asset import AssetEvent, AssetModel
     from airflow.models.dagrun import DagRun
+    from airflow.models.taskinstance import TaskInstance
     from airflow.utils.session import create_session
     from airflow.utils.state import DagRunState
     from airflow.utils.types import DagRunType
-    from sqlalchemy import select
+    from sqlalchemy import insert, select
 
     base = datetime.datetime(2026, 3, 2, tzinfo=datetime.timezone.utc)
     hour = datetime.timedelta(hours=1)
@@ -109,6 +130,16 @@ def add_runs(dag_ids: list[str]) -> None:
                 run.end_date = start + hour + datetime.timedelta(minutes=1)
                 session.add(run)
             session.add(DagRun(dag_id, "manual__1", run_after=base + 3 * hour, run_type=DagRunType.MANUAL))
+        functions = [dag_id for dag_id in dag_ids if int(dag_id[-4:]) % 10 in FUNCTIONS]
+        tis = [
+            {"dag_id": dag_id, "task_id": "work", "run_id": f"scheduled__{k}", "state": state, "pool": "default_pool"}
+            | {"try_number": 1, "start_date": base + (k + 1) * hour, "end_date": base + (k + 1) * hour + hour / 60}
+            for dag_id in functions
+            for k, state in enumerate(("failed", "success"))
+        ]
+        if tis:
+            session.flush()
+            session.execute(insert(TaskInstance), tis)
         fresh = [f"x-tessera-schedule://{d}" for d in dag_ids if KINDS[int(d[-4:]) % len(KINDS)] == "declared"][::2]
         now = datetime.datetime.now(datetime.timezone.utc)
         for asset_id in session.scalars(select(AssetModel.id).where(AssetModel.uri.in_(fresh))):
@@ -135,10 +166,6 @@ def pause_some(dag_ids: list[str]) -> None:
         session.execute(update(DagModel).where(DagModel.dag_id.in_(airflow)).values(is_paused=True))
 
 
-_FOREIGN = {"cursor functions": 0}
-"""Nonzero while the status of another module's cursor function is read (see :func:`fleet`)."""
-
-
 def count_queries(api: Api, path: str) -> tuple[int, Any]:
     from airflow.settings import engine
     from sqlalchemy import event
@@ -146,8 +173,7 @@ def count_queries(api: Api, path: str) -> tuple[int, Any]:
     statements: list[str] = []
 
     def count(conn, cursor, statement, parameters, context, executemany):  # noqa: ANN001
-        if not _FOREIGN["cursor functions"]:
-            statements.append(statement)
+        statements.append(statement)
 
     event.listen(engine, "before_cursor_execute", count)
     try:
@@ -159,27 +185,16 @@ def count_queries(api: Api, path: str) -> tuple[int, Any]:
 
 
 @pytest.fixture(scope="module")
-def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory, module_mocker: Any) -> Iterator[tuple[Api, Any]]:
-    """The fleet, and the tessera app over the worker's database.
+def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Api, Any]]:
+    """The fleet, and the tessera app over the worker's database (other modules' DAGs share it).
 
-    Other modules' DAGs share that database. The statements read for their cursor functions are not
-    counted: a cursor function's status is read DAG by DAG (about six statements each), a known cost
-    this fleet has no cursor function to measure, and without this the count depended on which
-    modules ran before on this worker (a CI run counted 90 where 24 is the bound).
+    With the one connection of the HTTP functions' three that is defined.
     """
-    from tessera.plugin.api import status
+    from airflow.models.connection import Connection
+    from airflow.utils.session import create_session
 
-    real = status.cursor_function_status
-
-    def counted_apart(dag_id: str, task_ids: Any, session: Any) -> Any:
-        foreign = not dag_id.startswith("scale_")
-        _FOREIGN["cursor functions"] += foreign
-        try:
-            return real(dag_id, task_ids, session)
-        finally:
-            _FOREIGN["cursor functions"] -= foreign
-
-    module_mocker.patch.object(status, "cursor_function_status", counted_apart)
+    with create_session() as session:
+        session.add(Connection(conn_id=DEFINED_CONNECTION, conn_type="http", host="example.com"))
     folder = tmp_path_factory.mktemp("tessera-scale")
 
     stored = 0
@@ -206,6 +221,8 @@ def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory, module_mock
             yield api, grow_to
     finally:
         forget_dags("scale_")  # 1,000 DAGs the later tests on this worker need not read
+        with create_session() as session:
+            session.query(Connection).filter(Connection.conn_id == DEFINED_CONNECTION).delete()
 
 
 def queries_per_call(api: Api, expected_rows: int) -> dict[str, tuple[int, int]]:
@@ -236,10 +253,14 @@ def test_the_page_calls_cost_the_same_queries_for_10_100_and_1000_dags(fleet):
     print({size: {name: warm for name, (_, warm) in calls.items()} for size, calls in counts.items()})
     assert counts[100] == counts[10]
     assert counts[1000] == counts[10]
-    # 12, one for why the paused DAGs are paused (pause_notes), 9 for the rows of broken DAGs (those whose
-    # file fails or is gone, each read once for the whole page: see broken_rows), and for the page one for
-    # the ids its rows are a page of. Other tests' DAGs in this database add rows of the same kinds, so no query.
-    assert all(warm <= 24 for _, warm in counts[10].values()), counts[10]
+    # Measured at 10 DAGs: page 30, status 29, either plan 16, triggers 3. Airflow's auth and the DAG rows,
+    # one for why the paused DAGs are paused (pause_notes), about 8 for the rows of broken DAGs (those whose
+    # file fails or is gone, all read together: see broken_rows), for the page one for the ids its rows are
+    # a page of, and for the page and the status 7 for the cursor functions (their DAG rows, stored versions,
+    # runs, task instances, fire records, skip events and connections, each read once for all of them).
+    # Other tests' DAGs in this database add rows of the same kinds, so no query: nor do their functions.
+    bounds = {"page": 30, "status": 30, "triggers": 3}
+    assert all(warm <= bounds.get(name, 16) for name, (_, warm) in counts[10].items()), counts[10]
 
 
 def test_the_status_rows_read_the_runs_and_parent_fires_the_grouped_queries_found(fleet):
@@ -254,6 +275,21 @@ def test_the_status_rows_read_the_runs_and_parent_fires_the_grouped_queries_foun
         assert row["last_run"]["run_id"] == "manual__1"
         assert row["last_outcome"] == "success"
         assert row["consecutive_failures"] == 0
+    functions = {dag_id: row for dag_id, row in rows.items() if int(dag_id[-4:]) % 10 in FUNCTIONS}
+    assert functions
+    for dag_id, row in functions.items():  # their own status, read with everyone else's
+        n = int(dag_id[-4:])
+        assert row["cursor_status"] == "ok", (dag_id, row["cursor_status"])
+        (cursor,) = row["cursors"]
+        assert cursor["task_id"] == "work" and cursor["last_outcome"] == "success"
+        assert cursor["last_success_time"] is not None and cursor["consecutive_failures"] == 0
+        spec_valid = next(c for c in cursor["conditions"] if c["type"] == "SpecValid")
+        connection = f"scale_conn_{n // 10 % 3}" if n % 10 == 5 else None
+        missing = connection not in (None, DEFINED_CONNECTION)
+        assert spec_valid["reason"] == ("ConnectionMissing" if missing else "Parsed"), (dag_id, spec_valid)
+        assert row["conditions"] == cursor["conditions"]
+    others = [row for dag_id, row in rows.items() if dag_id not in functions and dag_id not in BROKEN.values()]
+    assert all(row["cursor_status"] == "not a cursor function" and not row["cursors"] for row in others)
     after = {dag_id: row for dag_id, row in rows.items() if KINDS[int(dag_id[-4:]) % len(KINDS)] == "after"}
     assert after
     for dag_id, row in after.items():  # parents n - 2 (a fire a moment ago) and n - 1 (never fired)
@@ -316,3 +352,29 @@ def test_the_fleet_plan_lists_at_most_50000_runs_and_names_the_count_that_fits(f
     assert max(len(row["occurrences"]) for row in answered.json()["dags"]) == fits
     one = api.call("GET", "/tessera/api/v1/dags/scale_0001/plan?count=1000", user="viewer")  # one DAG: any count
     assert one.status_code == 200 and len(one.json()["occurrences"]) == 1000
+
+
+def test_more_broken_dags_cost_no_more_queries(fleet):
+    """Broken DAGs' rows are read together: six more whose file is gone add no query to any page call.
+
+    Last in the module: it leaves them broken. Each broken DAG once cost one more query (its tessera
+    filter was asked in a comprehension's condition, so once per broken DAG).
+    """
+    api, grow_to = fleet
+    grow_to(SIZES[-1])
+
+    def warm_counts() -> dict[str, int]:
+        counts = {}
+        for name, path in PAGE_CALLS.items():
+            count_queries(api, path)  # the first call after DAGs change reads a little more
+            counts[name] = count_queries(api, path)[0]
+        return counts
+
+    before = warm_counts()
+    since = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
+    gone = [f"scale_{n:04d}" for n in (11, 17, 21, 27, 31, 37)]
+    for dag_id in gone:
+        break_dag(dag_id, error=None, since=since)
+    assert warm_counts() == before
+    rows = {row["dag_id"]: row for row in count_queries(api, "/tessera/api/v1/status")[1]["dags"]}
+    assert all(rows[dag_id]["broken"]["reason"] == "FileMissing" for dag_id in gone)
