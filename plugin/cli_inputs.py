@@ -68,7 +68,9 @@ def api_url(text: str) -> str:
     except ValueError:
         parts = None
     if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise Refused(f"`--api`: {_shown(text)}; give the API server's http:// or https:// URL, e.g. http://localhost:8080")
+        raise Refused(
+            f"`--api`: {_shown(text)}; give the API server's http:// or https:// URL, e.g. http://localhost:8080"
+        )
     return text
 
 
@@ -103,8 +105,10 @@ def get_json(api: str, bearer: str | None, path: str, query: dict[str, str]) -> 
     try:
         return json.loads(body)
     except ValueError:
-        raise Refused(f"`--api`: {api} did not answer JSON ({_shown(body[:80].decode('utf-8', 'replace'))}); "
-                      "give the address of an Airflow API server with tessera installed") from None
+        raise Refused(
+            f"`--api`: {api} did not answer JSON ({_shown(body[:80].decode('utf-8', 'replace'))}); "
+            "give the address of an Airflow API server with tessera installed"
+        ) from None
 
 
 def load_dags(path: str) -> Any:
