@@ -29,6 +29,8 @@ from .run_record import RunRecord
 __all__ = ["MAX_LANE_RANGE", "MAX_STEPS", "LaneShape", "PublicPlan", "Segment"]
 
 MAX_LANE_RANGE = datetime.timedelta(days=400)
+MAX_MISSED = 10_000
+"""The most ticks :meth:`PublicPlan.missed_between` enumerates, whatever ``limit`` a caller asks for."""
 """The longest range a lane describes (it reads the zone's offset once a day of it)."""
 
 
@@ -149,8 +151,9 @@ class PublicPlan:
         ``before``: ticks a catch-up policy or a starting deadline passed over, or that came while
         the DAG was paused. At most ``limit`` are enumerated (one cadence step each); when there
         are more, the list holds the oldest ``limit`` and then the newest one, still exact, and the
-        flag is True.
+        flag is True. ``limit`` is capped at :data:`MAX_MISSED` (and at least 0).
         """
+        limit = max(0, min(limit, MAX_MISSED))
         plan, low, high = self._plan, to_us(after), to_us(before)
         runs = plan.upcoming(low, limit + 1, until=high - 1)
         ticks = [from_us(run.run_after) for run in runs]

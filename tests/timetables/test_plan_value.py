@@ -114,6 +114,16 @@ def test_missed_between_is_cut_at_its_limit_and_names_the_newest_tick_exactly():
     assert plan.missed_between(at(2026, 1, 1, 0, 0, 10), at(2026, 1, 1, 0, 1, 10), limit=3) == ([], False)
 
 
+def test_missed_between_enumerates_at_most_its_own_bound_whatever_limit_is_asked():
+    """A caller's limit cannot make it step a year of seconds: it stops at MAX_MISSED, the newest tick still exact."""
+    from tessera.timetables.public_plan import MAX_MISSED
+
+    plan = Every("1s").plan
+    ticks, cut = plan.missed_between(at(2026, 1, 1), at(2027, 1, 1), limit=10**12)
+    assert cut and len(ticks) == MAX_MISSED + 1
+    assert ticks[0] == at(2026, 1, 1, 0, 0, 1) and ticks[-1] == at(2027, 1, 1) - datetime.timedelta(seconds=1)
+
+
 @settings(
     max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
