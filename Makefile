@@ -31,14 +31,13 @@ demo: export TESSERA_DEMO_VENV = $(abspath $(VENV))
 demo: venv
 	bash scripts/demo.sh
 
-# On TEST_WORKERS processes (pytest-xdist): 2, one per core. An e2e deployment mostly waits for its schedules'
-# clock (the fidelity file's deployment left the machine 86% idle): TEST_WORKERS=4 ran the whole suite in
-# 18 minutes instead of 30, but each such run so far exposed one more e2e test tuned for two; 4 becomes the
-# default once it passes three runs in a row. Each e2e file, or set of files sharing one deployment,
-# stays on one worker (xdist_group, see tests/conftest.py), and the deployments are handed out longest first
-# (pytest.mark.minutes; --no-loadscope-reorder keeps that order instead of xdist's by number of tests).
-# The rest runs in a random order; the header prints the seed.
-TEST_WORKERS ?= 2
+# On TEST_WORKERS processes (pytest-xdist): 4 on the 2-core machine. An e2e deployment mostly waits for its
+# schedules' clock (the fidelity file's deployment left the machine 86% idle), so 2 workers left the cores
+# half idle: the whole suite took 30-37 minutes on 2 and 18-27 on 4 (the machine's speed varies). Each e2e
+# file, or set of files sharing one deployment, stays on one worker (xdist_group, see tests/conftest.py),
+# and the deployments are handed out longest first (pytest.mark.minutes; --no-loadscope-reorder keeps that
+# order instead of xdist's by number of tests). The rest runs in a random order; the header prints the seed.
+TEST_WORKERS ?= 4
 test: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
