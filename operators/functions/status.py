@@ -144,6 +144,8 @@ def function_statuses(
     all of them. A function whose status cannot be derived (no such DAG or cursor task, a stored
     version that no longer decodes) gets the exception instead, the others their status.
     """
+    if not functions:
+        return {}
     now = now or utcnow()
     dag_ids = sorted({dag_id for dag_id, _ in functions})
     models = {m.dag_id: m for m in session.scalars(select(DagModel).where(DagModel.dag_id.in_(dag_ids)))}
