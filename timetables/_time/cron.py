@@ -137,10 +137,10 @@ class CronCadence:
                 raise ValueError(f"cron: year {year} is outside the supported range 1-9999")
             if len(self._days_by_year) >= 8:
                 self._days_by_year.clear()
-            first = datetime.date(year, 1, 1).toordinal()
-            last = datetime.date(year, 12, 31).toordinal()
-            matches = self.fields.matches
-            days = [o - EPOCH_ORDINAL for o in range(first, last + 1) if matches(datetime.date.fromordinal(o))]
+            days = []
+            for month in range(1, 13):
+                start = datetime.date(year, month, 1).toordinal() - EPOCH_ORDINAL - 1
+                days.extend(start + day for day in self.fields.days_matching(year, month))
             self._days_by_year[year] = days
         return days
 

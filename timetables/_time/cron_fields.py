@@ -86,6 +86,23 @@ class CronFields:
         day, weekday = date.day in self.days, (date.weekday() + 1) % 7 in self.weekdays
         return (day or weekday) if self.days_or else (day and weekday)
 
+    def days_matching(self, year: int, month: int) -> list[int]:
+        """The days of ``month`` in ``year`` that :meth:`matches`, ascending, by integer arithmetic.
+
+        The same rule without a ``date`` per day: stepping a year costs twelve calls, not 365.
+        """
+        if month not in self.months:
+            return []
+        # The cron weekday (0 Sunday) of the month's day 0, so day d falls on (sunday_offset + d) % 7.
+        sunday_offset = datetime.date(year, month, 1).isoweekday() - 1
+        days, weekdays, days_or = self.days, self.weekdays, self.days_or
+        matching = []
+        for day in range(1, days_in_month(year, month) + 1):
+            on_day, on_weekday = day in days, (sunday_offset + day) % 7 in weekdays
+            if (on_day or on_weekday) if days_or else (on_day and on_weekday):
+                matching.append(day)
+        return matching
+
 
 def split_fields(text: str) -> list[str]:
     """The whitespace-separated fields of ``text``, split where a CronJob splits them."""
