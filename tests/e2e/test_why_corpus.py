@@ -72,9 +72,11 @@ def _environment(home: AirflowHome, port: int) -> None:
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE=str(passwords),
         AIRFLOW__CORE__PARALLELISM="12",
         AIRFLOW__TESSERA__MAX_CONCURRENT_DISPATCHES="1",
-        # Files are parsed every 5 s and the folder listed every 5 s; a DAG is stale after Airflow's default 50 s
-        # without a parse (shorter, a busy dag-processor marks DAGs stale that are merely parsed late).
-        AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL="5",
+        # The folder is listed every 5 s, so a file removed or restored shows within seconds; a file the scenario
+        # rewrites is parsed again at once (its mtime is newer than its last parse, [dag_processor]
+        # file_parsing_sort_mode), so an unchanged one keeps Airflow's 30 s between parses: at 5 s the
+        # dag-processor alone took a fifth of a core for the whole corpus. A DAG is stale after Airflow's
+        # default 50 s without a parse (shorter, a busy dag-processor marks DAGs stale that are merely parsed late).
         AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL="5",
         # On a loaded machine a worker's call to the Execution API can wait for SQLite's write lock.
         AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT="60",
