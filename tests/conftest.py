@@ -59,7 +59,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 # Session-scoped deployments that several e2e files share: their tests go to one xdist worker, so
 # each deployment starts once.
-_SHARED_STACKS = {"postgres_stack": "e2e-postgres", "celery_stack": "e2e-celery", "e2e_home": "e2e-sqlite"}
+SHARED_STACKS = {"postgres_stack": "e2e-postgres", "celery_stack": "e2e-celery", "e2e_home": "e2e-sqlite"}
 _SHARED_STACK_MINUTES = {"e2e-postgres": 5, "e2e-celery": 5, "e2e-sqlite": 4}
 """About how long each shared deployment's tests take on an idle 2-core machine (a file marks its own with
 ``pytest.mark.minutes``): the longest start first, so no long one is left to run alone at the end."""
@@ -75,7 +75,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     An e2e file is one story told to a deployment that outlives each test (a fixture of module or
     session scope): its tests build on what the earlier ones did, and some stop the deployment on
     purpose last (``test_demo.py``, ``test_postgres_ha.py``). So they keep collection order, and
-    every file (or every set of files sharing a session deployment, ``_SHARED_STACKS``) is one
+    every file (or every set of files sharing a session deployment, ``SHARED_STACKS``) is one
     ``xdist_group``: ``--dist loadgroup`` runs it on one worker. They go first, the longest deployments
     first (:func:`_longest_first`), and the fast tier's tests fill the free workers meanwhile.
     """
@@ -93,7 +93,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(E2E_TIMEOUT))
         if item.get_closest_marker("xdist_group") is None:
-            shared = [group for fixture, group in _SHARED_STACKS.items() if fixture in item.fixturenames]
+            shared = [group for fixture, group in SHARED_STACKS.items() if fixture in item.fixturenames]
             group = shared[0] if shared else _deployment_of(item)
             # xdist reads the group back from "<test id>@<group>", and only if no "]" follows the "@"; else
             # each test is scheduled alone and a module's deployment is built again on the other worker.

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import SHARED_STACKS
 from .harness import AirflowHome, _free_port
 from .test_fan_in_e2e import DAGS as FAN_IN_DAGS
 
@@ -188,17 +189,21 @@ from .celery_stack import celery_stack  # noqa: E402, F401
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Stop the Celery deployment once the tier's last test is done, not at the end of the session.
+    """Stop a shared deployment once the last test using it is done, not at the end of the session.
 
-    Its eight processes would otherwise share the machine's cores with every later test
-    (the PostgreSQL tier's timing among them). The tier's tests run one after the other
-    (file order), so the first test after them that does not use it marks the end.
+    Its processes would otherwise share the machine's cores with every later test on that worker (the
+    PostgreSQL tier's timing among them): its schedulers go on making runs of its 10-second schedules and
+    its workers go on running them for the rest of the session. The tests sharing one run one after the
+    other (one xdist group, in file order), so the first test after them that does not use it marks the end.
+    The fixture's own teardown still runs at the end of the session; stopping twice is harmless.
     """
-    if "celery_stack" not in getattr(item, "fixturenames", ()):
-        return
-    if nextitem is not None and "celery_stack" in getattr(nextitem, "fixturenames", ()):
-        return
-    home = getattr(item, "funcargs", {}).get("celery_stack")
-    if home is not None:
-        home.stop()
-        home.redis.stop()
+    for name in SHARED_STACKS:  # each set of files sharing one is a single xdist group (tests/conftest.py)
+        if name not in getattr(item, "fixturenames", ()):
+            continue
+        if nextitem is not None and name in getattr(nextitem, "fixturenames", ()):
+            continue
+        home = getattr(item, "funcargs", {}).get(name)
+        if home is not None:
+            home.stop()
+            if hasattr(home, "redis"):
+                home.redis.stop()
