@@ -83,25 +83,22 @@ class CronFields:
     def matches(self, date: datetime.date) -> bool:
         if date.month not in self.months:
             return False
-        day, weekday = date.day in self.days, (date.weekday() + 1) % 7 in self.weekdays
-        return (day or weekday) if self.days_or else (day and weekday)
+        return self._day_matches(date.day, (date.weekday() + 1) % 7)
 
     def days_matching(self, year: int, month: int) -> list[int]:
-        """The days of ``month`` in ``year`` that :meth:`matches`, ascending, by integer arithmetic.
+        """The days of ``month`` in ``year`` that :meth:`matches`, ascending, without a ``date`` per day.
 
-        The same rule without a ``date`` per day: stepping a year costs twelve calls, not 365.
+        Stepping a year costs twelve calls, not 365 date objects (a cold cadence pays it on each parse).
         """
         if month not in self.months:
             return []
         # The cron weekday (0 Sunday) of the month's day 0, so day d falls on (sunday_offset + d) % 7.
         sunday_offset = datetime.date(year, month, 1).isoweekday() - 1
-        days, weekdays, days_or = self.days, self.weekdays, self.days_or
-        matching = []
-        for day in range(1, days_in_month(year, month) + 1):
-            on_day, on_weekday = day in days, (sunday_offset + day) % 7 in weekdays
-            if (on_day or on_weekday) if days_or else (on_day and on_weekday):
-                matching.append(day)
-        return matching
+        return [d for d in range(1, days_in_month(year, month) + 1) if self._day_matches(d, (sunday_offset + d) % 7)]
+
+    def _day_matches(self, day: int, weekday: int) -> bool:
+        on_day, on_weekday = day in self.days, weekday in self.weekdays
+        return (on_day or on_weekday) if self.days_or else (on_day and on_weekday)
 
 
 def split_fields(text: str) -> list[str]:

@@ -456,3 +456,28 @@ def test_utc_agrees_with_croniter(expression_and_fields, start):
     for _ in range(20):
         t = schedule.following(t)
         assert t == us(reference.get_next(datetime.datetime))
+
+
+_DAY_FIELDS = st.sampled_from(["*", "1", "13", "29", "31", "1-7", "*/3", "15,31", "?"])
+_MONTH_FIELDS = st.sampled_from(["*", "2", "2,4", "*/5", "jan-mar", "dec"])
+_WEEKDAY_FIELDS = st.sampled_from(["*", "0", "5", "1-5", "sat,sun", "*/2", "?"])
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.filter_too_much])
+@given(
+    days=_DAY_FIELDS,
+    months=_MONTH_FIELDS,
+    weekdays=_WEEKDAY_FIELDS,
+    year=st.integers(min_value=1, max_value=9999),
+    month=st.integers(min_value=1, max_value=12),
+)
+def test_the_days_of_a_month_stepped_by_arithmetic_are_the_days_a_date_matches(days, months, weekdays, year, month):
+    from tessera.timetables._time.cron_fields import parse_fields
+
+    text = f"0 0 {days} {months} {weekdays}"
+    try:
+        fields = parse_fields(text, text)
+    except CronInvalid:
+        assume(False)
+    one_by_one = [d for d in range(1, days_in_month(year, month) + 1) if fields.matches(datetime.date(year, month, d))]
+    assert fields.days_matching(year, month) == one_by_one
