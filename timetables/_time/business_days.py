@@ -17,6 +17,7 @@ the gap ends, a repeated one once, at its first instance).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 
 from .calendar import LocalCadence
@@ -57,11 +58,15 @@ def _month_start(k: int) -> tuple[int, int]:
     return year + 1970, month + 1
 
 
+def _business_days(year: int, month: int, holidays: ExcludedDays) -> Iterator[int]:
+    """The business days (local days since 1970-01-01) of one month, in order, one at a time."""
+    first = date(year, month, 1).toordinal() - EPOCH_ORDINAL
+    return (day for day in range(first, first + days_in_month(year, month)) if is_weekday(day) and day not in holidays)
+
+
 def business_days_of(year: int, month: int, holidays: ExcludedDays) -> list[int]:
     """The business days (local days since 1970-01-01) of one month, in order."""
-    first = date(year, month, 1).toordinal() - EPOCH_ORDINAL
-    days = range(first, first + days_in_month(year, month))
-    return [day for day in days if is_weekday(day) and day not in holidays]
+    return list(_business_days(year, month, holidays))
 
 
 class BusinessMonths(LocalCadence):
@@ -110,6 +115,7 @@ def first_month_without_business_day(holidays: ExcludedDays, every: int) -> tupl
                 continue
             seen.add(k)
             year, month = _month_start(k)
-            if not business_days_of(year, month, holidays):
+            # Stops at the month's first business day: a month with a holiday still has about twenty.
+            if next(_business_days(year, month, holidays), None) is None:
                 return year, month
     return None
