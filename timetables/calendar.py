@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from ._time.business_spec import BUSINESS_DAY
 from .base import TesseraTimetable
 from .business_calendar import calendar_cadence
+from .decoded import decoded_once
 from .exclusions import Exclusions
 from .options import Options, check_options
 
@@ -238,6 +239,7 @@ class Calendar(TesseraTimetable):
         }
 
     @classmethod
+    @decoded_once
     def deserialize(cls, data: dict[str, Any]) -> Calendar:
         timetable = cls(
             data["unit"],

@@ -20,6 +20,7 @@ from ._time.excluding import ExcludingCadence
 from ._time.grid import EpochGrid
 from ._time.wallclock import check_dst_policy, load_zone
 from .base import TesseraTimetable
+from .decoded import decoded_once
 from .exclusion_plan import with_exclusions
 from .exclusions import Exclusions, parse_exclusions
 from .options import Options, check_options
@@ -171,6 +172,7 @@ class Cron(TesseraTimetable):
         }
 
     @classmethod
+    @decoded_once
     def deserialize(cls, data: dict[str, Any]) -> Cron:
         deadline_us = data.get("starting_deadline_us")
         timetable = cls(

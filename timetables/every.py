@@ -9,6 +9,7 @@ from ._time.durations import format_duration, parse_duration
 from ._time.grid import EpochGrid, check_interval
 from .base import TesseraTimetable
 from .calendar import Calendar
+from .decoded import decoded_once
 from .options import Options, check_options
 from .policies import Spread
 
@@ -83,6 +84,7 @@ class Every(TesseraTimetable):
         return {"interval_us": self._interval_us}
 
     @classmethod
+    @decoded_once
     def deserialize(cls, data: dict[str, Any]) -> Every:
         timetable = cls(datetime.timedelta(microseconds=data["interval_us"]), **cls._common_kwargs(data))
         return timetable._restore_binding(data)

@@ -31,6 +31,7 @@ from ._time.union import MAX_MEMBERS, UnionCadence
 from .base import TesseraTimetable
 from .calendar import Calendar
 from .cron import Cron
+from .decoded import decoded_once
 from .every import Every
 from .exclusion_plan import with_exclusions
 from .exclusions import Exclusions, parse_exclusions
@@ -151,6 +152,7 @@ class Union(TesseraTimetable):
         }
 
     @classmethod
+    @decoded_once
     def deserialize(cls, data: dict[str, Any]) -> Union:
         stored = data.get("members", [])[: MAX_MEMBERS + 1]  # more is refused by the constructor, unread
         members = []
