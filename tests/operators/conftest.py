@@ -76,6 +76,27 @@ with DAG(dag_id={dag_id!r}, schedule={schedule}, start_date=None, catchup=False)
 '''
 
 
+BUNDLE_CONFIG = "AIRFLOW__DAG_PROCESSOR__DAG_BUNDLE_CONFIG_LIST"
+
+
+def dags_folder_bundle(folder: Path) -> str:
+    """``[dag_processor] dag_bundle_config_list`` for a ``dag.test()``: the dags-folder bundle, in ``folder``.
+
+    ``dag.test()`` first parses and stores every DAG file of the bundle that owns the DAG, for its
+    siblings (apache/airflow#64884). The test DAGs are stored under "dags-folder", whose folder is the
+    examples folder: every fire parsed and stored all the example DAGs, most of its CPU, though none of
+    them is fired. Pointed at the test's own folder (or an empty one: a test DAG has no siblings), the
+    version fired is still the one the test stored beforehand: dag.test() finds it after syncing.
+    """
+    folder.mkdir(exist_ok=True)
+    bundle = {
+        "name": "dags-folder",
+        "classpath": "airflow.dag_processing.bundles.local.LocalDagBundle",
+        "kwargs": {"path": str(folder)},
+    }
+    return json.dumps([bundle])
+
+
 class CursorDags:
     """A folder of generated test DAG files, registered in the metadata DB under the dags-folder bundle."""
 
@@ -83,6 +104,8 @@ class CursorDags:
         self.folder = folder
         self.control = folder / "control.json"
         self.control.write_text("{}")
+        # The dags-folder bundle a fire sees (dags_folder_bundle): a folder with no DAG files, no siblings.
+        self.no_siblings = folder / "no-siblings"
 
     def add(
         self, dag_id: str, *, extra: str = "", prelude: str = "", function: str = "call", schedule: str = 'Every("1h")'
@@ -123,7 +146,9 @@ class CursorDags:
 
     def fire(self, dag: Any, conf: dict[str, Any] | None = None) -> Any:
         """One real fire through ``dag.test()``; returns the cursor task instance."""
-        run = dag.test(run_conf=conf)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(BUNDLE_CONFIG, dags_folder_bundle(self.no_siblings))
+            run = dag.test(run_conf=conf)
         return task_instance(dag.dag_id, run.run_id)
 
     def start_fire(self, dag_id: str) -> subprocess.Popen[bytes]:
@@ -136,7 +161,11 @@ class CursorDags:
 
         # Unit-test mode draws a fresh Fernet key per process: share ours, or each side
         # would read the other's Variables as undecryptable.
-        env = {**os.environ, "AIRFLOW__CORE__FERNET_KEY": conf.get("core", "fernet_key")}
+        env = {
+            **os.environ,
+            "AIRFLOW__CORE__FERNET_KEY": conf.get("core", "fernet_key"),
+            BUNDLE_CONFIG: dags_folder_bundle(self.no_siblings),  # as in ``fire``
+        }
         log = (self.folder / f"process-{dag_id}.log").open("ab")
         return subprocess.Popen([sys.executable, "-c", script], env=env, stdout=log, stderr=subprocess.STDOUT)
 

@@ -33,6 +33,8 @@ from tessera.operators.refresh_sql import (
     fingerprint,
 )
 
+from .conftest import BUNDLE_CONFIG, dags_folder_bundle
+
 TOTALS = "SELECT region, COUNT(*) AS n FROM orders GROUP BY region"
 # Stands in for a newer version of the DAG writing the same table while this run is between
 # its read and its write: the "query" itself bumps the table's generation, as that write would.
@@ -88,11 +90,15 @@ def _refresh(
     path = tmp_path / f"{dag_id}.py"
     source = DAG_FILE.format(dag_id=dag_id, sql=sql, conn_id=conn_id, table=table, ddl=ddl, params=params or {})
     path.write_text(textwrap.dedent(source))
-    return _run(path, dag_id, "refresh")
+    return _run(path, dag_id, "refresh", tmp_path)
 
 
-def _run(path: Path, dag_id: str, task_id: str) -> tuple[str, dict[str, Any] | None]:
-    """Parse a DAG file, store it, run it once with ``dag.test()``: (state of ``task_id``, its receipt or None)."""
+def _run(path: Path, dag_id: str, task_id: str, tmp_path: Path) -> tuple[str, dict[str, Any] | None]:
+    """Parse a DAG file, store it, run it once with ``dag.test()``: (state of ``task_id``, its receipt or None).
+
+    ``dag.test()`` runs with no sibling DAG files to re-sync (``dags_folder_bundle``, a folder under
+    ``tmp_path``): it re-parsed every example DAG on each run otherwise.
+    """
     from airflow.dag_processing.bundles.manager import DagBundlesManager
     from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
     from airflow.models.taskinstance import TaskInstance
@@ -104,7 +110,9 @@ def _run(path: Path, dag_id: str, task_id: str) -> tuple[str, dict[str, Any] | N
     bag = DagBag(str(path))
     assert bag.import_errors == {}
     sync_bag_to_db(bag, "dags-folder", None)
-    run = bag.dags[dag_id].test()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(BUNDLE_CONFIG, dags_folder_bundle(tmp_path / "no-siblings"))
+        run = bag.dags[dag_id].test()
     with create_session() as session:
         state = session.scalar(
             select(TaskInstance.state).where(
@@ -154,13 +162,13 @@ def test_the_example_dag_refreshes_then_reports_no_change(tmp_path, monkeypatch,
     path = tmp_path / "dashboard.db"
     monkeypatch.setenv("AIRFLOW_CONN_TESSERA_DEMO_SQLITE", json.dumps({"conn_type": "sqlite", "host": str(path)}))
     example = EXAMPLES / "refresh_dashboard.py"
-    state, first = _run(example, "tessera_refresh_dashboard", "refresh_totals")
+    state, first = _run(example, "tessera_refresh_dashboard", "refresh_totals", tmp_path)
     assert (state, first["outcome"], first["rows"]) == ("success", REFRESHED, 2)
     assert _rows(path, "SELECT region, orders, revenue FROM dashboard_totals") == [
         ("apac", 1, 80.5),
         ("emea", 1, 120.0),
     ]
-    state, second = _run(example, "tessera_refresh_dashboard", "refresh_totals")
+    state, second = _run(example, "tessera_refresh_dashboard", "refresh_totals", tmp_path)
     assert (state, second["outcome"], second["changed"]) == ("success", NO_CHANGE, False)
 
 

@@ -16,6 +16,7 @@ from tessera.operators.schedules import wave_gate
 from tessera.operators.schedules.state import write_state
 from tessera.operators.schedules.waves import WAVES_KEY
 
+from ..conftest import BUNDLE_CONFIG, dags_folder_bundle
 from .test_fan_in_db import Deployment
 
 UTC = datetime.timezone.utc
@@ -45,7 +46,12 @@ with DAG("t5_gated", schedule=None, start_date=None):
 
 @pytest.fixture(scope="module")
 def deployment(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    yield Deployment(tmp_path_factory.mktemp("sensor-dags"), DAGS, prefix="t5_")
+    folder = tmp_path_factory.mktemp("sensor-dags")
+    # dag.test() parses and stores every DAG of the bundle holding the DAG it runs, on every call: here the
+    # bundle is this module's own folder, not dags_examples/ (see dags_folder_bundle).
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(BUNDLE_CONFIG, dags_folder_bundle(folder))
+        yield Deployment(folder, DAGS, prefix="t5_")
 
 
 class TriggerReads:

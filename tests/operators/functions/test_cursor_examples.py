@@ -5,10 +5,8 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import json
-import os
+import logging
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ import pytest
 from tessera.operators.functions.status import function_status
 
 from ...conftest import EXAMPLES
-from ..conftest import fire_record, stored_cursor, task_instance
+from ..conftest import BUNDLE_CONFIG, dags_folder_bundle, fire_record, stored_cursor, task_instance
 
 DIGEST = "tessera_cursor_digest"
 KEY = f"{DIGEST}-state"
@@ -34,11 +32,23 @@ def example() -> Any:
 
 @pytest.fixture(scope="module")
 def digest_dag(airflow_db: str) -> Any:
-    from airflow.dag_processing.dagbag import DagBag
+    """The example DAG, parsed and stored under the dags-folder bundle, as the dag-processor would."""
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
 
+    DagBundlesManager().sync_bundles_to_db()
     bag = DagBag(str(EXAMPLES / "cursor_digest.py"))
     assert bag.import_errors == {}
+    sync_bag_to_db(bag, "dags-folder", None)
     return bag.dags[DIGEST]
+
+
+def _fire(dag: Any, tmp_path: Path) -> Any:
+    """``dag.test()`` without re-syncing the other examples first (``dags_folder_bundle``): on every fire it
+    re-parsed and stored them all, though none takes part; the DAG fired is the version ``digest_dag`` stored."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(BUNDLE_CONFIG, dags_folder_bundle(tmp_path / "no-siblings"))
+        return dag.test()
 
 
 def _insert(example: Any, *rows: tuple[int, str, str, Any]) -> None:
@@ -61,7 +71,7 @@ def _output(run_id: str) -> Any:
         return XComModel.deserialize_value(row)
 
 
-def test_digest_moves_the_watermark_only_past_cleanly_digested_windows(example, digest_dag):
+def test_digest_moves_the_watermark_only_past_cleanly_digested_windows(example, digest_dag, tmp_path):
     from airflow.models.variable import Variable
 
     # The function's first fire, whatever fired it before (the dry-run test may have): no stored cursor yet.
@@ -72,7 +82,7 @@ def test_digest_moves_the_watermark_only_past_cleanly_digested_windows(example, 
         (1, example.stamp(now - datetime.timedelta(minutes=2)), "emea", 1.5),
         (2, example.stamp(now - datetime.timedelta(minutes=1)), "apac", 9.0),  # another region
     )
-    first = digest_dag.test()
+    first = _fire(digest_dag, tmp_path)
     assert first.state == "success"
     out = _output(first.run_id)
     assert (out["count"], out["total"], out["window"]["since"]) == (1, 1.5, "2026-01-01T00:00:00.000000Z")
@@ -81,13 +91,13 @@ def test_digest_moves_the_watermark_only_past_cleanly_digested_windows(example, 
 
     later = datetime.datetime.now(datetime.timezone.utc)
     _insert(example, (3, example.stamp(later), "emea", "n/a"), (4, example.stamp(later), "emea", 2.0))
-    second = digest_dag.test()
+    second = _fire(digest_dag, tmp_path)
     assert second.state == "failed"  # the malformed row fails the fire
     assert stored_cursor(KEY) == {"since": watermark}
     assert fire_record(DIGEST, second.run_id, "digest")["reason"] == "FunctionError"
 
     _insert(example, (3, example.stamp(later), "emea", "3.0"))  # the row is fixed
-    third = digest_dag.test()
+    third = _fire(digest_dag, tmp_path)
     assert third.state == "success"
     out = _output(third.run_id)
     assert out["window"]["since"] == watermark  # the failed window, digested again
@@ -98,23 +108,20 @@ def test_digest_moves_the_watermark_only_past_cleanly_digested_windows(example, 
     assert (status.last_outcome, status.consecutive_failures, status.state.reference) == ("Succeeded", 0, KEY)
 
 
-def test_dry_run_from_the_cli_digests_but_keeps_the_watermark(example, digest_dag):
-    from airflow.configuration import conf
+def test_dry_run_from_the_cli_digests_but_keeps_the_watermark(example, digest_dag, tmp_path, caplog):
+    from airflow.cli import cli_parser
 
     if stored_cursor(KEY) is None:
-        assert digest_dag.test().state == "success"
+        assert _fire(digest_dag, tmp_path).state == "success"
     before = stored_cursor(KEY)
-    env = {**os.environ, "AIRFLOW__CORE__FERNET_KEY": conf.get("core", "fernet_key")}
-    airflow = Path(sys.executable).parent / "airflow"
-    result = subprocess.run(
-        [str(airflow), "dags", "test", DIGEST, "-c", json.dumps({"dry_run": True})],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "NOT saved" in result.stdout + result.stderr
+    # `airflow dags test` as its entry point runs it (parse the arguments, call the command), in this
+    # process: a new one spent most of the test's CPU importing Airflow and building the Execution API
+    # again. It finds the DAG in the real dags-folder bundle, the examples, as from a shell. Its task log
+    # is then this process's logging: the INFO records of the operator's logger, kept by caplog.
+    caplog.set_level(logging.INFO, logger="tessera")
+    args = cli_parser.get_parser().parse_args(["dags", "test", DIGEST, "-c", json.dumps({"dry_run": True})])
+    args.func(args)  # a failed run raises SystemExit("DagRun failed"), as the command's exit status
+    assert "NOT saved" in caplog.text
     assert stored_cursor(KEY) == before
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
