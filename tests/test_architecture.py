@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import textwrap
@@ -31,15 +32,23 @@ def _sources() -> list[Path]:
     return sorted(p for folder in FOLDERS for p in (REPO / folder).rglob("*.py"))
 
 
+# Every rule reads the same sources, several rules a module each time: each is parsed once per run
+# (the rules only read the trees).
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
 def _package_of(path: Path) -> list[str]:
     rel = path.relative_to(REPO).with_suffix("").parts
     return ["tessera", *rel[:-1]] if rel[-1] != "__init__" else ["tessera", *rel[:-1]]
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+@functools.cache  # four rules read every module's imports
+def _imports(path: Path) -> tuple[tuple[int, str], ...]:
     """(line, absolute module) of every import in ``path``, relative ones resolved."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -50,7 +59,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
                 module = node.module or ""
             found.append((node.lineno, module))
             found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
-    return found
+    return tuple(found)
 
 
 def _folder(path: Path) -> str:
@@ -79,7 +88,7 @@ def _tessera_names() -> set[str]:
     """Every private name tessera defines itself: functions, classes, variables, ``self``/``cls`` attributes."""
     names = set()
     for path in _sources():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -119,7 +128,7 @@ def _private_airflow_uses(path: Path, ours: set[str]) -> list[tuple[int, str]]:
     A ``_`` member counts as Airflow's when it is read off a name the module imported from Airflow,
     or when tessera defines no such name itself (and it is not one of :data:`NOT_AIRFLOWS`).
     """
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _tree(path)
     airflow = _airflow_bound(tree)
     found = []
     for node in ast.walk(tree):
@@ -216,7 +225,7 @@ def test_nothing_outside_timetables_touches_a_timetables_private_attributes():
     for path in _sources():
         if _folder(path) == "timetables":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.Attribute) and node.attr in private:
                 wrong.append(f"{path.relative_to(REPO)}:{node.lineno} reads .{node.attr}")
     assert wrong == []
@@ -235,18 +244,19 @@ ONE_DEFINITION = {
 }
 
 
-def _definitions(path: Path) -> set[str]:
+@functools.cache  # every rule looks its names up in every module
+def _definitions(path: Path) -> frozenset[str]:
     """Names ``path`` defines: module-level functions, classes and assignments, and methods."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-    for node in ast.parse(path.read_text()).body:
+    for node in _tree(path).body:
         targets = (
             node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         )
         names |= {target.id for target in targets if isinstance(target, ast.Name)}
-    return names
+    return frozenset(names)
 
 
 @pytest.mark.parametrize("rule", sorted(ONE_DEFINITION))
@@ -270,7 +280,7 @@ _CLOCK_READS |= {("pendulum", "now"), ("pendulum", "today"), ("time", "time"), (
 def _clock_reads(path: Path) -> list[tuple[int, str]]:
     """(line, call) of each read of the wall clock: ``datetime.now()``, ``pendulum.now()``, ``time.time()``..."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner = node.func.value
             name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)
