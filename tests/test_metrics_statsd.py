@@ -264,11 +264,46 @@ def test_the_health_gauges_never_run_in_a_job_that_is_not_a_scheduler(
     triggerer.job_type, triggerer.state = "TriggererJob", "running"
     idle.job_type = "SchedulerJob"  # a scheduler's job that never ran (as a test's runner makes)
     for job in (triggerer, idle):
-        gauges = HealthGauges(job, period=0.1)
+        gauges = HealthGauges(job, period=0.1, startup_bound=0.5)
         gauges.start()
         gauges.join(timeout=10)
-        assert not gauges.is_alive()  # ended after its first wait
+        assert not gauges.is_alive()  # the triggerer's at its first wait, the idle one's after the bound
     assert not statsd.drain()
+
+
+class _SlowStartingScheduler:
+    """A scheduler's job that starts running only at its gauges' fourth look (a loaded machine)."""
+
+    job_type = "SchedulerJob"
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    @property
+    def state(self) -> str | None:
+        self.looks += 1
+        return "running" if self.looks > 3 else None
+
+
+def test_the_health_gauges_wait_for_a_scheduler_that_starts_late(
+    cursor_dags: CursorDags, statsd: StatsdListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tessera.operators.functions.health import HealthGauges
+
+    _use_metrics(monkeypatch, statsd_on=True)
+    dag_id = "metrics_late_scheduler"
+    cursor_dags.fire(cursor_dags.add(dag_id))
+    statsd.drain()
+    statsd.received.clear()
+    job = _SlowStartingScheduler()
+    gauges = HealthGauges(job, period=0.1)
+    gauges.start()
+    try:
+        statsd.until(lambda grams: any(g.name == f"airflow.{SINCE}.{dag_id}.fn" for g in grams), timeout=30)
+    finally:
+        gauges.stop()
+        gauges.join(timeout=10)
+    assert job.looks > 3 and not gauges.is_alive()
 
 
 @pytest.mark.usefixtures("admission")

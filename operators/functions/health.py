@@ -10,9 +10,10 @@ starts or ends, and a timetable may not touch the database). So the scheduler's
 ``[scheduler] scheduler_heartbeat_sec`` seconds (default 5, the cadence at which the
 scheduler heartbeats its own job), runs :func:`last_successes` (one grouped query for
 every function, no per-DAG query) and emits one gauge per function that has ever
-succeeded. It stops with the scheduler (``before_stopping``), and at its first wait
-in any job that is not a running scheduler job (a triggerer, a dag-processor, a job
-built and never run); a process runs at most one (a newer job's replaces it). A
+succeeded. It stops with the scheduler (``before_stopping``), at its first wait in a
+job that has started and is not a running scheduler job (a triggerer, a dag-processor),
+and after ``STARTUP_BOUND`` in a job built and never run; a process runs at most one (a
+newer job's replaces it). A
 function that never succeeded has no value to report; its status says ``NoFireYet``.
 
 A clean success is a cursor task instance in state ``success`` with no fire record
@@ -35,6 +36,7 @@ from __future__ import annotations
 import datetime
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from airflow.models.dag import DagModel
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SCHEDULER_JOB = "SchedulerJob"
+STARTUP_BOUND = 120.0
+"""Seconds a job may take from being built to running; a job built and never run is given up after it."""
 
 
 def last_successes(session: Session) -> dict[tuple[str, str], datetime.datetime]:
@@ -93,19 +97,24 @@ def emit_gauges(session: Session, now: datetime.datetime | None = None) -> int:
 class HealthGauges(threading.Thread):
     """Emits the gauges every ``period`` seconds while ``job`` is a running scheduler job."""
 
-    def __init__(self, job: Any, period: float) -> None:
+    def __init__(self, job: Any, period: float, startup_bound: float = STARTUP_BOUND) -> None:
         super().__init__(name="tessera-health-gauges", daemon=True)
         self.job = job
         self.period = period
+        self.startup_bound = startup_bound
         self.stopped = threading.Event()
 
     def run(self) -> None:
         from airflow.utils.session import create_session
         from airflow.utils.state import JobState
 
-        # The job's type is set after on_starting, when its runner takes it, and its state
-        # when it starts running: look once it has.
+        # The job's type is set after on_starting, when its runner takes it, and its state when
+        # it starts running, which a loaded machine may reach periods later (the scheduler builds
+        # its executors and log server in between): wait for it, within STARTUP_BOUND.
+        starting_until = time.monotonic() + self.startup_bound
         while not self.stopped.wait(self.period):
+            if self.job.state is None and time.monotonic() < starting_until:
+                continue
             if getattr(self.job, "job_type", None) != SCHEDULER_JOB or self.job.state != JobState.RUNNING:
                 return
             try:
