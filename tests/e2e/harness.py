@@ -117,6 +117,11 @@ class AirflowHome:
             AIRFLOW__CORE__EXECUTOR="LocalExecutor",
             AIRFLOW__CORE__PARALLELISM="2",
             AIRFLOW__CORE__HOSTNAME_CALLABLE="tessera_e2e_hostname.hostname",
+            # A file a test writes is parsed at once (its mtime is newer than its last parse); an unchanged
+            # one every 2 minutes, not Airflow's 30 s: re-parsing unchanged files was a third of an idle
+            # deployment's CPU (4 files: 10.3 -> 7.3 CPU-s a 2-minute idle stretch at 600 s), and several
+            # deployments run at once on 2 cores. Still bounded, should a parse finish after a write it missed.
+            AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL="120",
             AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=self.database_url,
             # The scheduler serves task logs on a port; a fixed one would clash with a demo or
             # another test session on the same machine.

@@ -74,7 +74,7 @@ def _environment(home: AirflowHome, port: int) -> None:
         AIRFLOW__TESSERA__MAX_CONCURRENT_DISPATCHES="1",
         # The folder is listed every 5 s, so a file removed or restored shows within seconds; a file the scenario
         # rewrites is parsed again at once (its mtime is newer than its last parse, [dag_processor]
-        # file_parsing_sort_mode), so an unchanged one keeps Airflow's 30 s between parses: at 5 s the
+        # file_parsing_sort_mode), so an unchanged one keeps the harness's 2 minutes between parses: at 5 s the
         # dag-processor alone took a fifth of a core for the whole corpus. A DAG is stale after Airflow's
         # default 50 s without a parse (shorter, a busy dag-processor marks DAGs stale that are merely parsed late).
         AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL="5",
