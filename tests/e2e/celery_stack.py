@@ -143,8 +143,13 @@ class CeleryHome(AirflowHome):
         )
         log.close()
 
-    def start_worker(self, name: str) -> None:
-        """``airflow celery worker`` named ``name``, serving ``default`` and its node queue, in its own dir."""
+    def start_worker(self, name: str) -> int:
+        """``airflow celery worker`` named ``name``, serving ``default`` and its node queue, in its own dir.
+
+        Returns the size its process log had before the start, for :meth:`wait_until_ready`.
+        """
+        log = self.process_logs / f"{name}.log"
+        since = log.stat().st_size if log.exists() else 0
         own = {
             "TESSERA_E2E_HOSTNAME": name,
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port()),
@@ -154,6 +159,24 @@ class CeleryHome(AirflowHome):
             name, "celery", "worker", "--queues", queues, "--concurrency", "2",
             "--celery-hostname", f"{name}@tessera-e2e", env=own, cwd=self.root / name,
         )  # fmt: skip
+        return since
+
+    def wait_until_ready(self, name: str, since: int) -> None:
+        """Until worker ``name`` has logged Celery's "ready" after ``since``: it consumes its queues and answers.
+
+        A node's worker that is still starting is down to the node selector, which asks the live workers
+        for their queues: a run fired before then skips that node's copy, and the other copies wait in vain
+        for it to arrive (CI: both node DAGs failed, their runs made while worker-b was starting).
+        """
+        log = self.process_logs / f"{name}.log"
+        marker = f"{name}@tessera-e2e ready.".encode()
+
+        def ready() -> bool:
+            with log.open("rb") as logged:
+                logged.seek(since)
+                return marker in logged.read()
+
+        self.wait_for(f"Celery worker {name} to be ready", ready, timeout=300, interval=1)
 
     def worker_pids(self, name: str) -> int:
         return self._processes[name].pid
@@ -165,11 +188,13 @@ def start_celery_stack(home: CeleryHome) -> None:
     home.start("api-server", "api-server", "--host", "127.0.0.1", "--port", port, "--workers", "1")
     home.start("triggerer", "triggerer")
     home.wait_for("the API server", lambda: api_server_healthy(home), timeout=300)
-    for name in WORKERS:
-        home.start_worker(name)
+    started = {name: home.start_worker(name) for name in WORKERS}
     for name in SCHEDULERS:
         own = {"TESSERA_E2E_HOSTNAME": name, "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port())}
         home.start(name, "scheduler", env=own)
+    # Before any DAG is unpaused: a fire must find every node's worker live (see wait_until_ready).
+    for name, since in started.items():
+        home.wait_until_ready(name, since)
 
 
 @pytest.fixture(scope="session")

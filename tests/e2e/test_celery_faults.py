@@ -64,7 +64,7 @@ def test_a_worker_killed_mid_fire_neither_advances_nor_reruns_the_cursor(alterna
     # A replacement on the same node, once the message the lost worker took is older than the
     # visibility timeout (20 s): a consumer connecting then hands such messages back to their queue.
     time.sleep(25)
-    home.start_worker("worker-b")
+    home.wait_until_ready("worker-b", home.start_worker("worker-b"))
 
     def refused_redelivery() -> bool:
         # The Execution API refused to start the task instance again, still running or already failed.

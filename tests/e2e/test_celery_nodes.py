@@ -41,12 +41,12 @@ def test_each_live_node_runs_its_copy_and_the_down_node_is_reported(
     celery_stack: CeleryHome, node_runs: dict[str, str], dag_id: str
 ) -> None:
     home, run_id = celery_stack, node_runs[dag_id]
-    (state,) = home.query("SELECT state FROM dag_run WHERE dag_id = ? AND run_id = ?", dag_id, run_id)[0]
-    assert state == "success"
+    (run_state,) = home.query("SELECT state FROM dag_run WHERE dag_id = ? AND run_id = ?", dag_id, run_id)[0]
     rows = home.query(
         "SELECT task_id, state, queue, hostname FROM task_instance WHERE dag_id = ? AND run_id = ?", dag_id, run_id
     )
     tis = {task_id: (state, queue, hostname) for task_id, state, queue, hostname in rows}
+    assert run_state == "success", tis
     assert tis["tessera_nodes"][0] == "success"
     # One copy per live node, on that node's queue, run by that node's worker; node-c's copy skipped.
     assert tis["on_node-a.work"] == ("success", "node-a", "worker-a")
