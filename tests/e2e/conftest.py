@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import glob
+import json
 import os
 import subprocess
 import textwrap
@@ -19,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tessera.plugin.sqlite_settings import BUSY_TIMEOUT_SECONDS
 
 from ..conftest import SHARED_STACKS
 from .harness import AirflowHome, _free_port
@@ -134,6 +137,27 @@ def start_postgres_stack(home: AirflowHome) -> None:
         # Named in the job table, and serving its workers' logs on its own port, as on separate machines.
         own = {"TESSERA_E2E_HOSTNAME": name, "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port())}
         home.start(name, "scheduler", env=own)
+
+
+ADMIN_ANSWER_BOUND = 3 * BUSY_TIMEOUT_SECONDS
+"""How long :func:`admin_api` waits for an answer. On SQLite a write waits for the one write lock, up to
+``BUSY_TIMEOUT_SECONDS``, and on a loaded host the holder can keep it that long: a 30 s bound gave up on
+a trigger the API server was still about to make (stop 33's CI), so the bound covers a full lock wait."""
+
+
+def admin_api(home: AirflowHome, method: str, path: str, body: dict | None = None) -> dict:
+    """Call a deployment's REST API as an admin (``SIMPLE_AUTH_MANAGER_ALL_ADMINS``: no credentials)."""
+    base = home.env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"].replace("/execution/", "")
+    with urllib.request.urlopen(f"{base}/auth/token", timeout=ADMIN_ANSWER_BOUND) as answer:
+        token = json.loads(answer.read())["access_token"]
+    request = urllib.request.Request(
+        f"{base}{path}",
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=ADMIN_ANSWER_BOUND) as answer:
+        return json.loads(answer.read())
 
 
 def api_server_healthy(home: AirflowHome) -> bool:

@@ -19,10 +19,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from tessera.plugin.sqlite_settings import BUSY_TIMEOUT_SECONDS
 from tessera.plugin.sqlite_settings import ENVIRONMENT as SQLITE_ENVIRONMENT
 
 # The venv's bin directory, unresolved: resolving would follow the python symlink out of the venv.
@@ -224,9 +226,15 @@ class AirflowHome:
         with sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30) as conn:
             return conn.execute(sql, params).fetchall()
 
-    def execute(self, sql: str) -> None:
-        """Run one statement as the database owner (PostgreSQL only): what a fault test changes."""
-        self._query_postgres(sql, (), fetch=False)
+    def execute(self, sql: str, *params: object) -> None:
+        """Run one writing statement as the database owner: what a test changes behind Airflow's back."""
+        if self.is_postgres:
+            self._query_postgres(sql.replace("?", "%s"), params, fetch=False)
+            return
+        # Waits for the write lock as long as Airflow's own processes do, and then some: a holder on a
+        # loaded host can keep it past a 30 s wait (tessera.plugin.sqlite_settings).
+        with closing(sqlite3.connect(self.db, timeout=2 * BUSY_TIMEOUT_SECONDS)) as conn, conn:
+            conn.execute(sql, params)
 
     def _query_postgres(self, sql: str, params: Sequence[object], *, fetch: bool = True) -> list[tuple]:
         import psycopg2

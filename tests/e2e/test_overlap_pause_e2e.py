@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import sqlite3
 
 import pytest
 
@@ -34,8 +33,7 @@ def _at(value: str | None) -> datetime.datetime | None:
 
 
 def _set_paused(home: AirflowHome, dag_id: str, paused: bool) -> None:
-    with sqlite3.connect(home.db, timeout=30) as conn:
-        conn.execute("UPDATE dag SET is_paused = ? WHERE dag_id = ?", (paused, dag_id))
+    home.execute("UPDATE dag SET is_paused = ? WHERE dag_id = ?", paused, dag_id)
 
 
 def _runs(home: AirflowHome, dag_id: str) -> list[tuple[str, str, str | None, str | None]]:

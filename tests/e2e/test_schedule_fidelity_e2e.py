@@ -30,12 +30,11 @@ import json
 import textwrap
 import time
 import urllib.error
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
-from .conftest import api_server_healthy, keep_artifacts_if_failed
+from .conftest import admin_api, api_server_healthy, keep_artifacts_if_failed
 from .harness import AirflowHome, _free_port, _utc
 
 # About 7 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
@@ -136,21 +135,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReque
         keep_artifacts_if_failed(home, request, failed_before)
 
 
-def _api(home: AirflowHome, method: str, path: str, body: dict | None = None) -> dict:
-    base = home.env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"].replace("/execution/", "")
-    with urllib.request.urlopen(f"{base}/auth/token", timeout=30) as answer:  # all admins: no credentials
-        token = json.loads(answer.read())["access_token"]
-    request = urllib.request.Request(
-        f"{base}{path}",
-        method=method,
-        data=None if body is None else json.dumps(body).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-    )
-    # On SQLite a write waits for the database's one write lock, up to a minute when the scheduler holds it.
-    with urllib.request.urlopen(request, timeout=180) as answer:
-        return json.loads(answer.read())
-
-
 PAUSE_ATTEMPTS = 3
 """Airflow's PATCH of a DAG, asked again after a 500 (see :func:`_set_paused`); tessera's own routes are asked once."""
 
@@ -164,7 +148,7 @@ def _set_paused(home: AirflowHome, dag_id: str, paused: bool) -> datetime.dateti
     logged = len(_pause_log(home, dag_id))
     for attempt in range(1, PAUSE_ATTEMPTS + 1):
         try:
-            answer = _api(home, "PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": paused})
+            answer = admin_api(home, "PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": paused})
             break
         except urllib.error.HTTPError as refused:
             # Airflow answers 500 when SQLite's write lock stays taken past the minute each process waits for
@@ -411,7 +395,7 @@ def test_a_refresh_right_after_a_dags_test_dry_run_starts_a_run(stack: AirflowHo
     tested = home.cli("dags", "test", "fid_refresh", "-c", '{"dry_run": true}', timeout=300)
     assert tested.returncode == 0, tested.stderr[-3000:]
     _set_paused(home, "fid_refresh", False)
-    answer = _api(home, "POST", "/tessera/api/v1/dags/fid_refresh/refresh", {})
+    answer = admin_api(home, "POST", "/tessera/api/v1/dags/fid_refresh/refresh", {})
     assert answer["outcome"] == "started", answer
     assert answer["run"]["triggered_by"] != "test"
 

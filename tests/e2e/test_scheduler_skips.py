@@ -21,7 +21,6 @@ of imports). A logged unpause is covered by ``test_cursor_skips_recorded.py``.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 
 import pytest
@@ -45,8 +44,7 @@ def _fired(home: AirflowHome) -> bool:
 
 
 def _set_paused(home: AirflowHome, paused: bool) -> None:
-    with sqlite3.connect(home.db, timeout=30) as conn:
-        conn.execute("UPDATE dag SET is_paused = ? WHERE dag_id = ?", (paused, DAG_ID))
+    home.execute("UPDATE dag SET is_paused = ? WHERE dag_id = ?", paused, DAG_ID)
 
 
 def _passed_over(home: AirflowHome) -> list[dict]:
