@@ -148,8 +148,7 @@ class CeleryHome(AirflowHome):
 
         Returns the size its process log had before the start, for :meth:`wait_until_ready`.
         """
-        log = self.process_logs / f"{name}.log"
-        since = log.stat().st_size if log.exists() else 0
+        since = self.log_size(name)
         own = {
             "TESSERA_E2E_HOSTNAME": name,
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(_free_port()),
@@ -168,13 +167,10 @@ class CeleryHome(AirflowHome):
         for their queues: a run fired before then skips that node's copy, and the other copies wait in vain
         for it to arrive (CI: both node DAGs failed, their runs made while worker-b was starting).
         """
-        log = self.process_logs / f"{name}.log"
         marker = f"{name}@tessera-e2e ready.".encode()
 
         def ready() -> bool:
-            with log.open("rb") as logged:
-                logged.seek(since)
-                return marker in logged.read()
+            return marker in self.logged_since(name, since)
 
         self.wait_for(f"Celery worker {name} to be ready", ready, timeout=300, interval=1)
 

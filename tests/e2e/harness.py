@@ -216,6 +216,17 @@ class AirflowHome:
         except ProcessLookupError:
             pass
 
+    def log_size(self, name: str) -> int:
+        """How many bytes process ``name`` has logged so far: an offset for :meth:`logged_since`."""
+        log = self.process_logs / f"{name}.log"
+        return log.stat().st_size if log.exists() else 0
+
+    def logged_since(self, name: str, offset: int) -> bytes:
+        """What process ``name`` wrote to its log past byte ``offset`` (a size taken before a step)."""
+        with (self.process_logs / f"{name}.log").open("rb") as log:
+            log.seek(offset)
+            return log.read()
+
     # -- the metadata DB ------------------------------------------------------------------------
 
     def query(self, sql: str, *params: object) -> list[tuple]:

@@ -57,8 +57,7 @@ def test_a_worker_killed_mid_fire_neither_advances_nor_reruns_the_cursor(alterna
     killed = json.loads(hanging)
     stored_before = fire_state(home, ALTERNATE)["stored"]
     assert stored_before == killed["cursor"]
-    worker_log = home.process_logs / "worker-b.log"
-    logged_before = worker_log.stat().st_size
+    logged_before = home.log_size("worker-b")
     # kill -9 of the whole worker: Celery's main process, its pool, the task's supervisor and the task.
     home.kill("worker-b")
     # A replacement on the same node, once the message the lost worker took is older than the
@@ -68,9 +67,7 @@ def test_a_worker_killed_mid_fire_neither_advances_nor_reruns_the_cursor(alterna
 
     def refused_redelivery() -> bool:
         # The Execution API refused to start the task instance again, still running or already failed.
-        with worker_log.open("rb") as log:
-            log.seek(logged_before)
-            since = log.read()
+        since = home.logged_since("worker-b", logged_before)
         return b"ignoring redelivered message" in since or b"invalid_state" in since
 
     def settled() -> dict | None:
