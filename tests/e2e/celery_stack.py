@@ -252,7 +252,7 @@ def celery_stack(
 # -- what the tests read -------------------------------------------------------------------------
 
 _STATE_SCRIPT = """
-import datetime, json, sys
+import datetime, json
 from airflow._shared.timezones.timezone import utcnow
 from airflow.configuration import conf
 from airflow.models.variable import Variable
@@ -260,14 +260,14 @@ from airflow.utils.session import create_session
 from sqlalchemy import select
 from tessera.operators.functions.history import FIRE, SKIP, load_history
 
-dag_id = sys.argv[1]
-stale = utcnow() - datetime.timedelta(seconds=conf.getint("scheduler", "task_instance_heartbeat_timeout"))
-with create_session() as session:
-    stored = session.scalar(select(Variable).where(Variable.key == dag_id + "-state"))
-    _, readings = load_history(session, dag_id, "fire", limit=500, stale=stale)
-    fires = {r.run_id: [r.outcome.value, r.reason] for r in readings if r.kind == FIRE}
-    skips = {r.run_id: r.reason for r in readings if r.kind == SKIP}
-    print(json.dumps({"stored": None if stored is None else json.loads(stored.val), "fires": fires, "skips": skips}))
+def read(dag_id):
+    stale = utcnow() - datetime.timedelta(seconds=conf.getint("scheduler", "task_instance_heartbeat_timeout"))
+    with create_session() as session:
+        stored = session.scalar(select(Variable).where(Variable.key == dag_id + "-state"))
+        _, readings = load_history(session, dag_id, "fire", limit=500, stale=stale)
+        fires = {r.run_id: [r.outcome.value, r.reason] for r in readings if r.kind == FIRE}
+        skips = {r.run_id: r.reason for r in readings if r.kind == SKIP}
+        return {"stored": None if stored is None else json.loads(stored.val), "fires": fires, "skips": skips}
 """
 
 
@@ -276,11 +276,7 @@ def fire_state(home: AirflowHome, dag_id: str) -> dict:
 
     Read as the status page reads it (``load_history``), in the deployment's own environment.
     """
-    from .harness import BIN
-
-    result = home.run([str(BIN / "python"), "-c", _STATE_SCRIPT, dag_id], timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return __import__("json").loads(result.stdout.strip().splitlines()[-1])
+    return home.reader(_STATE_SCRIPT)(dag_id)
 
 
 def calls(home: AirflowHome, dag_id: str | None = None, event: str | None = None) -> list[dict]:

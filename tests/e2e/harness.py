@@ -27,6 +27,8 @@ from typing import TypeVar
 from tessera.plugin.sqlite_settings import BUSY_TIMEOUT_SECONDS
 from tessera.plugin.sqlite_settings import ENVIRONMENT as SQLITE_ENVIRONMENT
 
+from .reader import Reader
+
 # The venv's bin directory, unresolved: resolving would follow the python symlink out of the venv.
 BIN = Path(sys.executable).parent
 AIRFLOW = BIN / "airflow"
@@ -97,6 +99,7 @@ class AirflowHome:
         shutil.copytree(dags_source, self.dags, ignore=shutil.ignore_patterns("__pycache__"))
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
         self._cli_calls = 0
+        self._readers: dict[str, Reader] = {}
         self.started_at: datetime.datetime | None = None
         """When the first long-running process was launched."""
         self.env = self._environment()
@@ -153,6 +156,14 @@ class AirflowHome:
         )
         return result
 
+    def reader(self, script: str) -> Reader:
+        """The process answering ``script``'s ``read(*args)`` in this deployment's environment (started once)."""
+        found = self._readers.get(script)
+        if found is None or not found.alive:
+            log = self.process_logs / f"reader-{len(self._readers) + 1}.log"
+            found = self._readers[script] = Reader(BIN / "python", script, env=self.env, cwd=self.root, log=log)
+        return found
+
     def start(self, name: str, *args: str, env: Mapping[str, str] | None = None) -> None:
         """Start ``airflow <args>`` in its own process group, so stopping it also stops its children.
 
@@ -208,6 +219,9 @@ class AirflowHome:
             self._signal(process, signal.SIGKILL)
             process.wait()
         self._processes.clear()
+        for reader in self._readers.values():
+            reader.stop()
+        self._readers.clear()
 
     @staticmethod
     def _signal(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 import pytest
 
 from .conftest import SCHEDULERS, api_server_healthy
-from .harness import BIN, AirflowHome
+from .harness import AirflowHome
 from .test_fan_in_e2e import CHILD, _check
 
 DAG_ID, TASK_ID = "ha_cursor", "digest"
@@ -41,12 +41,13 @@ from airflow.utils.session import create_session
 from sqlalchemy import select
 from tessera.operators.functions.history import FIRE, load_history
 
-stale = utcnow() - datetime.timedelta(seconds=conf.getint("scheduler", "task_instance_heartbeat_timeout"))
-with create_session() as session:
-    stored = session.scalar(select(Variable).where(Variable.key == "ha_cursor-state"))
-    _, readings = load_history(session, "ha_cursor", "digest", limit=500, stale=stale)
-    fires = {r.run_id: [r.outcome.value, r.reason] for r in readings if r.kind == FIRE}
-    print(json.dumps({"stored": None if stored is None else json.loads(stored.val), "fires": fires}))
+def read():
+    stale = utcnow() - datetime.timedelta(seconds=conf.getint("scheduler", "task_instance_heartbeat_timeout"))
+    with create_session() as session:
+        stored = session.scalar(select(Variable).where(Variable.key == "ha_cursor-state"))
+        _, readings = load_history(session, "ha_cursor", "digest", limit=500, stale=stale)
+        fires = {r.run_id: [r.outcome.value, r.reason] for r in readings if r.kind == FIRE}
+        return {"stored": None if stored is None else json.loads(stored.val), "fires": fires}
 """
 
 REFUSE_WRITES = """
@@ -60,9 +61,7 @@ ALLOW_WRITES = "DROP TRIGGER tessera_e2e_refuse ON variable; DROP FUNCTION tesse
 
 def _state(home: AirflowHome) -> dict:
     """The stored cursor and, by run id, each finished fire's ``[outcome, reason]``."""
-    result = home.run([str(BIN / "python"), "-c", _STATE_SCRIPT], timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return home.reader(_STATE_SCRIPT)()
 
 
 def _calls(home: AirflowHome) -> list[dict]:
