@@ -8,10 +8,10 @@ DEMO_HOME ?= $(CURDIR)/.demo
 
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	# uv (in the test extra anyway) installs the rest: it downloads in parallel, 13 s from an empty cache here
+	# uv (in the test extra anyway) installs the rest: it downloads in parallel, 27 s from an empty cache here
 	# where pip took 51 s from a warm one and 1 to 5 minutes in CI; its cache then serves the shipped-product
-	# tier's fresh virtualenv. It compiles the bytecode as pip does (about 25 s of CPU): where
-	# PYTHONDONTWRITEBYTECODE is set (this machine), every Airflow process would otherwise compile all it imports.
+	# tier's fresh virtualenv. It compiles the bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set
+	# (this machine), every Airflow process would otherwise compile all it imports.
 	$(BIN)/pip install --quiet 'uv>=0.5'
 	# setuptools tells every editable install with a path mapping to beware of a folder named like the
 	# package in the working directory; there is none (no tessera/ here), so the notice is left out.
