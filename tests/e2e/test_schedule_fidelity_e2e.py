@@ -213,14 +213,20 @@ def test_a_fire_that_finds_max_concurrent_reached_is_queued_and_runs_when_the_sl
     assert second["created"] - first["end"] < 15 * SECOND, "and created as soon as it freed"
     assert second["note"] and "Queued: this fire came due at" in second["note"], second["note"]
     assert "while MAX_CONCURRENT 1 run(s) of fid_buffer were in flight (overlap buffer_one)" in second["note"]
-    # Every fire from the first run to the newest is either a run or recorded as dropped, never lost.
+    # Every fire from the first run to the newest started one is either a run or recorded as dropped, never
+    # lost. A run records the fires before it as it starts, and Airflow commits a new run (queued) before it
+    # starts it: the newest run read may not have recorded its fires yet, and the skips are read after the runs.
     ran = {run["occurrence"] for run in runs}
-    dropped = _dropped(_skips(stack, "fid_buffer"), "BufferFull")
-    newest = runs[-1]["occurrence"]
+    skips = _skips(stack, "fid_buffer")
+    full = _dropped(skips, "BufferFull")
+    # A scheduler that created the queued run over a minute after the slot freed (CI's SQLite stalls) ran the
+    # newest fire instead, as after downtime, and recorded the others so.
+    dropped = full | _dropped(skips, "MissedDeadline")
+    newest = max(run["occurrence"] for run in runs if run["start"] is not None)
     every = {first["occurrence"] + n * 20 * SECOND for n in range(int((newest - first["occurrence"]) / (20 * SECOND)))}
     assert every <= ran | dropped, sorted(every - ran - dropped)
     assert not ran & dropped
-    assert first["occurrence"] + 40 * SECOND in dropped, "the fire that came while one was already queued"
+    assert first["occurrence"] + 40 * SECOND in full, "the fire that came while one was already queued"
     for before, after in zip(runs, runs[1:], strict=False):  # one at a time
         if before["end"] is not None and after["start"] is not None:
             assert after["start"] >= before["end"]
