@@ -77,7 +77,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     purpose last (``test_demo.py``, ``test_postgres_ha.py``). So they keep collection order, and
     every file (or every set of files sharing a session deployment, ``SHARED_STACKS``) is one
     ``xdist_group``: ``--dist loadgroup`` runs it on one worker. They go first, the longest deployments
-    first (:func:`_longest_first`), and the fast tier's tests fill the free workers meanwhile.
+    first (:func:`_longest_first`), and the fast tier's tests fill the free workers meanwhile. A fast-tier
+    module whose tests share a module fixture is one group too, so only one worker builds it.
     """
     e2e = [item for item in items if item.get_closest_marker("e2e")]
     fast = [item for item in items if not item.get_closest_marker("e2e")]
@@ -88,6 +89,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # Its story runs on one worker: --dist loadgroup spreads ungrouped tests over the workers, and a
         # module fixture built anew on another worker would start the story over in the middle.
         if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    for item in fast:
+        # A module fixture is built on every worker that runs one of its module's tests, and loadgroup hands
+        # ungrouped tests out one by one: an API module's app and DAGs were built on 2 to 4 workers each.
+        if item.get_closest_marker("xdist_group") is None and _uses_module_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     for item in e2e:
         if item.get_closest_marker("timeout") is None:
@@ -100,6 +106,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             assert group.rfind("]") < 0, f"{item.nodeid}: xdist_group {group!r} must not hold ']'"
             item.add_marker(pytest.mark.xdist_group(group))
     items[:] = _longest_first(e2e) + fast
+
+
+def _uses_module_fixture(item: pytest.Item) -> bool:
+    """Whether ``item`` asks for a fixture built once per module (or class, or package) and then shared."""
+    definitions = item._fixtureinfo.name2fixturedefs.values()
+    return any(found and found[-1].scope in ("module", "class", "package") for found in definitions)
 
 
 def _longest_first(e2e: list[pytest.Item]) -> list[pytest.Item]:

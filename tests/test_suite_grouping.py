@@ -1,4 +1,5 @@
-"""``make test`` keeps each e2e deployment on one worker, its tests in the order written.
+"""``make test`` keeps each e2e deployment on one worker, its tests in the order written, and builds a
+fast-tier module's shared fixture on one worker only.
 
 An e2e file is one story told to one deployment (tests/conftest.py gives it an ``xdist_group``);
 split over two workers, each worker builds the deployment again and a later test meets a fresh
@@ -6,8 +7,9 @@ one (the partitions e2e then waited 600 s for runs its earlier tests had not mad
 fails if that grouping stops working: pytest-xdist 3.8 under pytest 9.2 silently dropped every
 group (pytest-dev/pytest-xdist#1386), and a group name holding "]" is read back as no group.
 
-It runs the e2e tier's collection as ``make test`` does, on two workers, with a plugin that
-records where each test lands and skips it before any fixture starts a deployment.
+It runs the e2e tier's collection (and one fast-tier module with a module fixture) as ``make test``
+does, on two workers, with a plugin that records where each test lands and skips it before any
+fixture starts a deployment.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 from .conftest import REPO
 
 DBS = ("sqlite", "postgresql")
+SHARED_FIXTURE_MODULE = "tests/plugin/api/test_api_errors.py"
+"""A fast-tier module whose tests share one API app (a module fixture): one group, so one worker builds it."""
 PROBE = """
 import os
 import pytest
@@ -30,12 +34,13 @@ import pytest
 def pytest_runtest_setup(item):
     group = item.get_closest_marker("xdist_group")
     with open(os.environ["TESSERA_PROBE_OUT"], "a") as out:
-        out.write(f"{os.environ['PYTEST_XDIST_WORKER']}\\t{group.args[0] if group else ''}\\t{item.name}\\n")
+        where, shares = item.nodeid.split("::")[0], "api" in item.fixturenames
+        out.write(f"{os.environ['PYTEST_XDIST_WORKER']}\\t{group.args[0] if group else ''}\\t{item.name}\\t{where}\\t{shares}\\n")
     pytest.skip("where it ran is all this run looks at")
 """
 
 
-def test_each_e2e_deployment_runs_on_one_worker_in_the_order_written(tmp_path: Path) -> None:
+def test_each_deployment_and_each_shared_module_fixture_stays_on_one_worker(tmp_path: Path) -> None:
     (tmp_path / "grouping_probe.py").write_text(textwrap.dedent(PROBE))
     out = tmp_path / "ran.tsv"
     done = subprocess.run(
@@ -56,9 +61,8 @@ def test_each_e2e_deployment_runs_on_one_worker_in_the_order_written(tmp_path: P
             # No assert rewriting: the probe skips each test before its body, and rewriting each e2e module
             # (no bytecode cache under PYTHONDONTWRITEBYTECODE) cost each worker about 0.8 s of CPU.
             "--assert=plain",
-            "-m",
-            "e2e",
             "tests/e2e",
+            SHARED_FIXTURE_MODULE,
         ],  # fmt: skip
         cwd=REPO,
         # as from a shell: not as one of this run's xdist workers
@@ -76,8 +80,11 @@ def test_each_e2e_deployment_runs_on_one_worker_in_the_order_written(tmp_path: P
     order: dict[str, list[str]] = collections.defaultdict(list)
     started: dict[str, list[str]] = collections.defaultdict(list)  # per worker, its groups in the order they began
     for line in out.read_text().splitlines():
-        worker, group, name = line.split("\t")
-        assert group, f"{name}: an e2e test without an xdist_group"
+        worker, group, name, where, shares = line.split("\t")
+        if where == SHARED_FIXTURE_MODULE and shares == "False":
+            assert not group, name  # a test that does not ask for the module's app may run anywhere
+            continue
+        assert group, f"{name}: a test without an xdist_group"
         workers[group].add(worker)
         order[group].append(name)
         if group not in started[worker]:
@@ -86,7 +93,8 @@ def test_each_e2e_deployment_runs_on_one_worker_in_the_order_written(tmp_path: P
     firsts = {groups[0] for groups in started.values()}
     longest = {"tests/e2e/test_schedule_fidelity_e2e.py", *(f"tests/e2e/test_why_corpus.py corpus={db}" for db in DBS)}
     assert len(firsts) == 2 and "tests/e2e/test_schedule_fidelity_e2e.py" in firsts and firsts <= longest, started
-    assert len(workers) >= 10, sorted(workers)  # the e2e files and shared deployments, each a group
+    assert len(order[SHARED_FIXTURE_MODULE]) >= 10, order[SHARED_FIXTURE_MODULE]  # the fast module: one group
+    assert len(workers) >= 11, sorted(workers)  # the e2e files and shared deployments, each a group
     split = {group: sorted(seen) for group, seen in workers.items() if len(seen) > 1}
     assert not split, f"deployments whose tests ran on several workers: {split}"
     assert {worker for seen in workers.values() for worker in seen} == {"gw0", "gw1"}  # both workers used
