@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import PostgresServer, _free_port, api_server_healthy, keep_artifacts_if_failed
+from .cursor_state import cursor_state
 from .harness import AIRFLOW, AirflowHome
 
 CELERY_DAGS = Path(__file__).resolve().parent / "dags_celery"
@@ -251,32 +252,9 @@ def celery_stack(
 
 # -- what the tests read -------------------------------------------------------------------------
 
-_STATE_SCRIPT = """
-import datetime, json
-from airflow._shared.timezones.timezone import utcnow
-from airflow.configuration import conf
-from airflow.models.variable import Variable
-from airflow.utils.session import create_session
-from sqlalchemy import select
-from tessera.operators.functions.history import FIRE, SKIP, load_history
-
-def read(dag_id):
-    stale = utcnow() - datetime.timedelta(seconds=conf.getint("scheduler", "task_instance_heartbeat_timeout"))
-    with create_session() as session:
-        stored = session.scalar(select(Variable).where(Variable.key == dag_id + "-state"))
-        _, readings = load_history(session, dag_id, "fire", limit=500, stale=stale)
-        fires = {r.run_id: [r.outcome.value, r.reason] for r in readings if r.kind == FIRE}
-        skips = {r.run_id: r.reason for r in readings if r.kind == SKIP}
-        return {"stored": None if stored is None else json.loads(stored.val), "fires": fires, "skips": skips}
-"""
-
-
 def fire_state(home: AirflowHome, dag_id: str) -> dict:
-    """The stored cursor of ``dag_id``; by run id, each finished fire's ``[outcome, reason]`` and each skip's reason.
-
-    Read as the status page reads it (``load_history``), in the deployment's own environment.
-    """
-    return home.reader(_STATE_SCRIPT)(dag_id)
+    """The stored cursor of ``dag_id``; by run id, each finished fire's ``[outcome, reason]`` and each skip's reason."""
+    return cursor_state(home, dag_id, "fire")
 
 
 def calls(home: AirflowHome, dag_id: str | None = None, event: str | None = None) -> list[dict]:

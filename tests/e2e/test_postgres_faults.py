@@ -26,29 +26,12 @@ from collections.abc import Iterator
 import pytest
 
 from .conftest import SCHEDULERS, api_server_healthy
+from .cursor_state import cursor_state
 from .harness import AirflowHome
 from .test_fan_in_e2e import CHILD, _check
 
 DAG_ID, TASK_ID = "ha_cursor", "digest"
 WAIT = 180
-
-_STATE_SCRIPT = """
-import datetime, json
-from airflow._shared.timezones.timezone import utcnow
-from airflow.configuration import conf
-from airflow.models.variable import Variable
-from airflow.utils.session import create_session
-from sqlalchemy import select
-from tessera.operators.functions.history import FIRE, load_history
-
-def read():
-    stale = utcnow() - datetime.timedelta(seconds=conf.getint("scheduler", "task_instance_heartbeat_timeout"))
-    with create_session() as session:
-        stored = session.scalar(select(Variable).where(Variable.key == "ha_cursor-state"))
-        _, readings = load_history(session, "ha_cursor", "digest", limit=500, stale=stale)
-        fires = {r.run_id: [r.outcome.value, r.reason] for r in readings if r.kind == FIRE}
-        return {"stored": None if stored is None else json.loads(stored.val), "fires": fires}
-"""
 
 REFUSE_WRITES = """
 CREATE FUNCTION tessera_e2e_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -61,7 +44,7 @@ ALLOW_WRITES = "DROP TRIGGER tessera_e2e_refuse ON variable; DROP FUNCTION tesse
 
 def _state(home: AirflowHome) -> dict:
     """The stored cursor and, by run id, each finished fire's ``[outcome, reason]``."""
-    return home.reader(_STATE_SCRIPT)()
+    return cursor_state(home, DAG_ID, TASK_ID)
 
 
 def _calls(home: AirflowHome) -> list[dict]:
