@@ -38,7 +38,7 @@ demo: venv
 
 # On TEST_WORKERS processes (pytest-xdist): 4 on the 2-core machine. An e2e deployment mostly waits for its
 # schedules' clock (the fidelity file's deployment left the machine 86% idle), so 2 workers left the cores
-# half idle: the whole suite took 30-37 minutes on 2 and 18-27 on 4, 34 on a slow day
+# half idle: the whole suite took 30-37 minutes on 2 and 17-27 on 4, 34 on a slow day
 # (the machine's speed varies; on 4 the
 # cores are about 89% busy, so what a test costs is its CPU). Each e2e file, or set of files sharing one
 # deployment, stays on one worker (xdist_group, see tests/conftest.py),
