@@ -34,8 +34,9 @@ import pytest
 def pytest_runtest_setup(item):
     group = item.get_closest_marker("xdist_group")
     with open(os.environ["TESSERA_PROBE_OUT"], "a") as out:
-        where, shares = item.nodeid.split("::")[0], "api" in item.fixturenames
-        out.write(f"{os.environ['PYTEST_XDIST_WORKER']}\\t{group.args[0] if group else ''}\\t{item.name}\\t{where}\\t{shares}\\n")
+        fields = [os.environ["PYTEST_XDIST_WORKER"], group.args[0] if group else "", item.name]
+        fields += [item.nodeid.split("::")[0], str("api" in item.fixturenames)]
+        out.write("\\t".join(fields) + "\\n")
     pytest.skip("where it ran is all this run looks at")
 """
 
