@@ -86,14 +86,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     in_order = [index for index, item in enumerate(fast) if item.get_closest_marker("in_order")]
     for index, item in zip(in_order, sorted((fast[i] for i in in_order), key=lambda item: item.stash[_COLLECTED_AT])):
         fast[index] = item
-        # Its story runs on one worker: --dist loadgroup spreads ungrouped tests over the workers, and a
-        # module fixture built anew on another worker would start the story over in the middle.
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     for item in fast:
-        # A module fixture is built on every worker that runs one of its module's tests, and loadgroup hands
-        # ungrouped tests out one by one: an API module's app and DAGs were built on 2 to 4 workers each.
-        if item.get_closest_marker("xdist_group") is None and _uses_module_fixture(item):
+        # --dist loadgroup hands ungrouped tests out one by one, and a module fixture is built on every worker
+        # that runs one of its module's tests: an in_order module's story would start over in the middle, and
+        # an API module's app and DAGs were built on 2 to 4 workers each. Such a module runs on one worker.
+        shares = item.get_closest_marker("in_order") is not None or _uses_module_fixture(item)
+        if shares and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     for item in e2e:
         if item.get_closest_marker("timeout") is None:
