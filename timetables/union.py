@@ -37,6 +37,7 @@ from .exclusion_plan import with_exclusions
 from .exclusions import Exclusions, parse_exclusions
 from .options import Options, check_options
 from .policies import Latest
+from .run_policy import PLAIN_OVERLAP
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -62,6 +63,11 @@ def _options_of(member: TesseraTimetable) -> list[str]:
         given.append("partitioned")
     if member._starting_deadline_us is not None:
         given.append("starting_deadline")
+    if member._run_policy is not None:  # a union applies one overlap and failure pause to the merged runs
+        if member._run_policy.overlap != PLAIN_OVERLAP:
+            given.append("overlap")
+        if member._run_policy.pause_after_failures is not None:
+            given.append("pause_after_failures")
     if isinstance(member, Union) and member._exclude is not None:
         given.append("exclude")
     return given

@@ -198,6 +198,17 @@ def test_a_union_of_unions_is_flattened():
             id="member-delay-deadline",
         ),
         pytest.param(
+            lambda: Cron("0 9 * * *", pause_after_failures=3) | Cron("0 17 * * *"),
+            "members[0]: <Cron cron 0 9 * * * UTC · pause after 3 failures> sets pause_after_failures; a member",
+            id="member-pause-after-failures",
+        ),
+        pytest.param(
+            lambda: Every("1h") | Cron("0 17 * * *", overlap="skip", pause_after_failures=2),
+            "members[1]: <Cron cron 0 17 * * * UTC · overlap skip · pause after 2 ... sets overlap, "
+            "pause_after_failures; a member says only when it fires: give overlap=, pause_after_failures= to the union",
+            id="member-overlap",
+        ),
+        pytest.param(
             lambda: Union(Every("1h"), Every("2h"), partitioned=True) | Every("3h"),
             "members[0]: ",
             id="nested-union-with-options",
