@@ -127,10 +127,10 @@ def check_wait_timeout(value: object) -> datetime.timedelta | None:
 
 def _seconds(field: str, value: object) -> float | None:
     """``value`` in seconds (a number, a duration string, a timedelta), or None for anything else."""
-    if isinstance(value, str):
-        return parse_duration(field, value) / 1_000_000  # its own refusal names the field
-    if isinstance(value, datetime.timedelta):
-        return value.total_seconds()
+    if isinstance(value, str | datetime.timedelta):
+        # The one duration rule: its refusal names the field, and it refuses a pendulum Duration
+        # with months or years (a month is not a fixed number of seconds) as every other duration does.
+        return parse_duration(field, value) / 1_000_000
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN
         return None
     if isinstance(value, int) and value.bit_length() > 64:  # float() of it would overflow; far out of range

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+import pendulum
 import pytest
 
 from tessera.operators.fan_in import trigger
@@ -259,6 +260,12 @@ def test_a_cancelled_wave_fails_its_gate_and_its_work_never_starts(deployment: D
         pytest.param({"wait_timeout": 60}, "wait_timeout: 60; give a duration of more than zero", id="seconds-number"),
         pytest.param({"wait_timeout": "367d"}, "wait_timeout: '367d' is longer than", id="text-too-long"),
         pytest.param({"poll_interval": "0.5s"}, "poll_interval: '0.5s'; give a number of seconds", id="text-fast"),
+        pytest.param(
+            {"wait_timeout": pendulum.duration(months=1)},
+            "wait_timeout: Duration(months=1) counts months",
+            id="pendulum-months",  # a month is no fixed length: refused as every other duration refuses it
+        ),
+        pytest.param({"poll_interval": pendulum.duration(years=1)}, "poll_interval: Duration(years=1)", id="years"),
     ],
 )
 def test_sensor_arguments_out_of_bounds_are_refused_naming_the_field(kwargs: dict, fragment: str) -> None:
@@ -298,3 +305,10 @@ def test_sensor_arguments_at_their_bounds_are_accepted() -> None:
     assert (durations.poll_interval, durations.wait_timeout) == (30.0, datetime.timedelta(hours=6))
     spelled = AfterSensor(task_id="w4", parents=["p"], poll_interval=datetime.timedelta(minutes=1))
     assert spelled.poll_interval == 60.0
+    pendulums = AfterSensor(
+        task_id="w5",
+        parents=["p"],
+        poll_interval=pendulum.duration(seconds=90),
+        wait_timeout=pendulum.duration(days=30),
+    )
+    assert (pendulums.poll_interval, pendulums.wait_timeout) == (90.0, datetime.timedelta(days=30))
