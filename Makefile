@@ -6,19 +6,18 @@ DEMO_HOME ?= $(CURDIR)/.demo
 
 .PHONY: demo test fuzz venv lint bench dist clean
 
+# uv (in the test extra anyway) installs the rest: it downloads in parallel and its cache then serves the
+# shipped-product tier's fresh virtualenv. It compiles the bytecode as pip does: where PYTHONDONTWRITEBYTECODE
+# is set, every Airflow process would otherwise compile all it imports. setuptools warns every editable
+# install with a path mapping about a folder named like the package in the working directory; there is none
+# (no tessera/ here), so that notice is left out. The build leaves a copy of the metadata beside the sources;
+# with the repo on sys.path Airflow would then find the plugin's entry point twice, so it goes.
+# (Comments stand outside the recipe: make echoes a recipe's comment lines as it runs them.)
 $(BIN)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	# uv (in the test extra anyway) installs the rest: it downloads in parallel, 27 s from an empty cache here
-	# where pip took 51 s from a warm one and 1 to 5 minutes in CI; its cache then serves the shipped-product
-	# tier's fresh virtualenv. It compiles the bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set
-	# (this machine), every Airflow process would otherwise compile all it imports.
 	$(BIN)/pip install --quiet 'uv>=0.5'
-	# setuptools tells every editable install with a path mapping to beware of a folder named like the
-	# package in the working directory; there is none (no tessera/ here), so the notice is left out.
 	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/uv pip install --quiet --compile-bytecode \
 		--python $(BIN)/python -e '.[test]'
-	# The build leaves a copy of the metadata beside the sources; with the repo on sys.path
-	# Airflow would then find the plugin's entry point twice.
 	rm -rf *.egg-info
 	touch $@
 

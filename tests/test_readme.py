@@ -33,3 +33,22 @@ def test_readme_schedule_snippet_constructs(snippet):
     if hasattr(schedule, "period"):  # interval and calendar cadences: the backoff row applies to them
         args = backoff(schedule)
         assert args["retry_delay"] <= args["max_retry_delay"] == schedule.period
+
+
+PLACEHOLDER = re.compile(r"\b(EXAMPLES_HERE|TODO|TBD|FIXME|XXX)\b|[A-Z]+_HERE\b")
+"""Text left for later: a reader must never meet it in what the project publishes."""
+
+
+def _published() -> list:
+    pages = [REPO / "README.md", REPO / "SECURITY.md", *sorted((REPO / "bench").glob("*.md"))]
+    return pages + sorted((REPO / "docs").rglob("*.md")) + sorted((REPO / "docs").rglob("*.rst"))
+
+
+@pytest.mark.parametrize("page", _published(), ids=lambda page: str(page.relative_to(REPO)))
+def test_no_placeholder_is_published(page):
+    found = [
+        f"{page.name}:{number}: {line.strip()[:80]}"
+        for number, line in enumerate(page.read_text().splitlines(), 1)
+        if PLACEHOLDER.search(line)
+    ]
+    assert not found, "placeholder text in published documentation:\n" + "\n".join(found)
