@@ -53,23 +53,29 @@ function health(dag) {
     return chip(kind, text, [`${c.type}: ${c.status}`, c.reason, c.message].filter(Boolean).join(" — "));
   });
   const late = dag.lateness;
-  if (late.state === "late") chips.push(chip("bad", `late ${Math.round(late.late_by_seconds / 60)} min`, `${late.reason}. Rule: ${late.rule}`));
+  if (late.state === "late") chips.push(chip("bad", `late ${spoken(late.late_by_seconds)}`, `${late.reason}. Rule: ${late.rule}`));
   else if (late.state === "on_time") chips.push(chip("ok", "on time", `Rule: ${late.rule}`));
   else chips.push(chip("idle", late.state.replace("_", " "), late.reason));
   if (dag.consecutive_failures > 1) chips.push(chip("bad", `${dag.consecutive_failures} failed in a row`));
   return chips;
 }
 
-function ago(seconds) {
-  if (seconds < 120) return `${Math.round(seconds)} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  return `${(seconds / 3600).toFixed(1)} h`;
+// A span of time in its two largest units, as a person says it: "45 s", "12 min", "3 h 5 min",
+// "19 d 11 h" (never "28005 min"). Rounded down: a run 59 s late is not yet "1 min" late.
+function spoken(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 120) return `${s} s`;
+  const minutes = Math.floor(s / 60);
+  if (minutes < 120) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  return hours % 24 ? `${Math.floor(hours / 24)} d ${hours % 24} h` : `${Math.floor(hours / 24)} d`;
 }
 
 // AFTER parents with no completed fire within PARENT_FRESHNESS: named on the row (the fire proceeds anyway).
 function staleParents(dag) {
   return ((dag && dag.stale_parents) || []).map((p) => {
-    const age = p.age_seconds === null ? "never completed a fire" : `last fire ${ago(p.age_seconds)} ago`;
+    const age = p.age_seconds === null ? "never completed a fire" : `last fire ${spoken(p.age_seconds)} ago`;
     return el("div", { class: "stale", "data-parent": p.schedule,
       title: `No completed fire within ${p.bound_hours} h${p.last_completed ? `; last ${when(p.last_completed)} UTC` : ""}` },
     // A long schedule name wraps after "_", "-" or "." rather than being cut.
@@ -163,8 +169,9 @@ function pauseChips(dag) {
 }
 
 // A DAG id may break only after "_", "-" or ".": never inside a word of it.
+// Where a long id may wrap: after "_", "-" or ".", and between the words of camelCase ("loadOrders").
 function breakable(text) {
-  return text.split(/(?<=[_.-])/).flatMap((part, i) => (i ? [el("wbr", {}), part] : [part]));
+  return text.split(/(?<=[_.-])|(?<=[a-z0-9])(?=[A-Z])/).flatMap((part, i) => (i ? [el("wbr", {}), part] : [part]));
 }
 
 // Rebuild one cell only when what it shows changed.

@@ -66,7 +66,23 @@ for name, dag_id in (("ui_quiet_parent", "ui_quiet_load"), ("ui_fan_in", "{FAN_I
             pass
         work()
 """
-SHOWN_DAGS = ("tessera_every_5m_delay", "tessera_calendar_daily_new_york", REFRESHED_DAG)
+CAMEL_DAG = "uiNightlyWarehouseRollupForNorthAmericanRegionalSalesAndReturns"
+# A camelCase id longer than its column: it must wrap between words ("…Warehouse|Rollup…"), never inside one.
+CAMEL_DAG_FILE = f"""
+import datetime
+from airflow.sdk import DAG, task
+from tessera.timetables import Every
+
+tomorrow = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+with DAG("{CAMEL_DAG}", schedule=Every("1d"), start_date=tomorrow, catchup=False):
+    @task
+    def roll_up():
+        pass
+    roll_up()
+"""
+SHOWN_DAGS = ("tessera_every_5m_delay", "tessera_calendar_daily_new_york", REFRESHED_DAG, CAMEL_DAG)
+OWN_DAGS = 4
+"""The DAGs the fixture adds to the examples (the refreshed one, the fan-in pair's two, the camelCase one)."""
 LOCK_HELD_SECONDS = 10
 """Longer than sqlite3's default busy timeout (5 s), well within the deployment's (sqlite_settings)."""
 ATTEMPTS = 3
@@ -128,6 +144,7 @@ def airflow_ui(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
     shutil.copytree(REPO / "dags_examples", home.dags, ignore=shutil.ignore_patterns("__pycache__"))
     (home.dags / "ui_refresh_on_demand.py").write_text(REFRESHED_DAG_FILE)
     (home.dags / "ui_fan_in.py").write_text(FAN_IN_DAG_FILE)
+    (home.dags / "ui_camel_case.py").write_text(CAMEL_DAG_FILE)
     passwords = home.root / "passwords.json"
     passwords.write_text(json.dumps(PASSWORDS))
     port = _free_port()
@@ -362,6 +379,37 @@ def test_the_page_fits_a_laptop_screen_in_airflows_theme(airflow_ui, browser, th
     page.close()
 
 
+def test_the_header_and_the_axis_stay_in_view_while_scrolling(airflow_ui, browser):
+    page, _ = _open_schedules(airflow_ui, browser)
+    inner = _schedules_frame(page)
+    height = inner.evaluate("() => innerHeight")
+    inner.evaluate("() => scrollTo(0, document.documentElement.scrollHeight)")
+    inner.wait_for_function("() => scrollY > 0", timeout=10_000)
+    seen = inner.evaluate(
+        """() => {
+      const head = document.querySelector("#schedules thead th").getBoundingClientRect();
+      const axis = document.querySelector("#axis").getBoundingClientRect();
+      const ticks = [...document.querySelectorAll("#axis .tick")].map((tick) => tick.textContent);
+      return { scrolled: scrollY, head: [head.top, head.bottom], axis: [axis.top, axis.bottom], ticks };
+    }"""
+    )
+    assert seen["scrolled"] > height, f"the page is too short to test scrolling: {seen}"
+    assert -1 <= seen["head"][0] <= 1, f"the column headers scrolled away: {seen}"
+    assert 0 <= seen["axis"][0] and seen["axis"][1] <= height, f"the timeline axis scrolled away: {seen}"
+    assert any(re.search(r"\d", tick) for tick in seen["ticks"]), f"the axis shows no time: {seen}"
+    page.close()
+
+
+def test_long_waits_read_in_their_largest_units(airflow_ui, browser):
+    page, _ = _open_schedules(airflow_ui, browser)
+    inner = _schedules_frame(page)
+    # 28,005 minutes late is how the page used to word a run 19 days and 11 hours late.
+    cases = {"59": "59 s", "150": "2 min", "7260": "2 h 1 min", "172800": "2 d", "1680300": "19 d 10 h"}
+    shown = inner.evaluate("cases => Object.keys(cases).map((s) => spoken(Number(s)))", cases)
+    assert shown == list(cases.values())
+    page.close()
+
+
 def test_the_page_follows_a_theme_change_without_a_reload(airflow_ui, browser):
     page, _ = _open_schedules(airflow_ui, browser, theme="light")
     inner = _schedules_frame(page)
@@ -464,13 +512,15 @@ def test_the_fleet_load_names_the_herd_that_plain_cron_makes(airflow_ui, browser
 VIEWPORTS = {"1280x800": LAPTOP, "1440x900": {"width": 1440, "height": 900}}
 UNREADABLE_TEXT = ("[object", "undefined", "NaN", "null", "Invalid Date")
 HEALTH_WORDS = re.compile(
-    r"^(spec valid|spec invalid|ready|not ready|ready\?|on time|late \d+ min|paused|not scheduled|unknown"
+    r"^(spec valid|spec invalid|ready|not ready|ready\?|on time|paused|not scheduled|unknown"
+    r"|late (\d+ s|\d+ min|\d+ h( \d+ min)?|\d+ d( \d+ h)?)"
     r"|\d+ failed in a row|stale parent \S+)$"
 )
 """Every word the Health column may show (README, "Schedules page")."""
 REQUIRED_CELLS = ("dag", "next", "outcome", "health")
 # Reads every row the way a person does: the text of each cell, what each cell's boxes cover, and
-# where the browser broke the DAG id's line (a break must come after "_", "-" or ".", never mid-word).
+# where the browser broke the DAG id's line (a break must come after "_", "-" or ".", or between the
+# words of camelCase, never mid-word).
 READ_ROWS = """
 () => {
   const inside = (box, cell) => box.left >= cell.left - 0.5 && box.right <= cell.right + 0.5;
@@ -525,6 +575,12 @@ READ_ROWS = """
 """
 
 
+def _word_boundary(text: str, index: int) -> bool:
+    """Whether a line may break before ``text[index]``: after "_", "-" or ".", or at a camelCase word's start."""
+    before, after = text[index - 1], text[index]
+    return before in "_-." or ((before.islower() or before.isdigit()) and after.isupper())
+
+
 def _tessera_examples() -> set[str]:
     """The example DAGs the page shows: those on a tessera timetable or in a declared schedule."""
     from airflow.dag_processing.dagbag import DagBag
@@ -549,12 +605,12 @@ def test_every_cell_reads_as_words_and_fits_its_column(airflow_ui, browser, them
     page.goto(f"{airflow_ui.base}/plugin/tessera-schedules")
     frame = page.frame_locator("iframe[title=Schedules]")
     expected = _tessera_examples()
-    expect(frame.locator("tr.dag")).to_have_count(len(expected) + 3, timeout=90_000)  # + the test's own 3
+    expect(frame.locator("tr.dag")).to_have_count(len(expected) + OWN_DAGS, timeout=90_000)
     # Every row and lane drawn: the page marks its load done once the last lane is.
     inner = _schedules_frame(page)
     inner.wait_for_function(
         "count => document.body.dataset.loaded && document.querySelectorAll('tr.dag').length === count",
-        arg=len(expected) + 3,
+        arg=len(expected) + OWN_DAGS,
         timeout=90_000,
     )
     rows = inner.evaluate(READ_ROWS)
@@ -578,10 +634,12 @@ def test_every_cell_reads_as_words_and_fits_its_column(airflow_ui, browser, them
         problems += [
             f"{row['dag_id']}: its id breaks mid-word after {before!r}"
             for before in row["breaks"]
-            if before[-1] not in "_-."
+            if not _word_boundary(row["dag_id"], len(before))
         ]
         if row["note_crosses_now"]:
             problems.append(f"{row['dag_id']}: the now line is drawn through the lane note {row['note']!r}")
+    camel = next(row for row in rows if row["dag_id"] == CAMEL_DAG)
+    assert camel["breaks"], f"{CAMEL_DAG} fits one line: it no longer tests where a long camelCase id wraps"
     page.screenshot(path=ARTIFACTS / f"readable-{size}-{theme}.png", full_page=True)
     inner.locator("main").screenshot(path=ARTIFACTS / f"readable-{size}-{theme}-rows.png")
     page.close()
