@@ -12,21 +12,31 @@ function whyPath(dagId, at) {
   return `/dags/${encodeURIComponent(dagId)}/why${at ? `?at=${encodeURIComponent(at)}` : ""}`;
 }
 
-// A datetime-local value (no zone) read as UTC, which is how the page shows every time.
+// The instant is typed as the page shows every time: UTC, 24-hour, "2026-03-29 02:30:00" (a "T" for the
+// space, no seconds, or a trailing "Z" are taken too). Not a datetime-local input: the browser shows that
+// in its own locale (a 12-hour "02:30 AM" under a "UTC" label on an American one).
+const WHY_INSTANT = /^\s*(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2})(:\d{2})?(?:\.\d+)?Z?\s*$/;
+
+// The ISO instant the field names, null for empty (now); a text it cannot read is an Error naming the format.
 function whyInstant(value) {
-  return value ? new Date(`${value}Z`).toISOString() : null;
+  if (!value.trim()) return null;
+  const parts = WHY_INSTANT.exec(value);
+  const instant = parts ? new Date(`${parts[1]}T${parts[2]}${parts[3] || ":00"}Z`) : null;
+  if (!instant || Number.isNaN(instant.getTime())) throw new Error(`"${value}" is not an instant: write it as 2026-03-29 02:30:00 (UTC)`);
+  return instant.toISOString();
 }
 
-function whyLocalValue(iso) {
-  return new Date(iso).toISOString().slice(0, 19);
+function whyShown(iso) {
+  return new Date(iso).toISOString().slice(0, 19).replace("T", " ");
 }
 
 function buildWhyDialog() {
-  const at = el("input", { type: "datetime-local", step: "1", id: "why-at", "aria-describedby": "why-at-help" });
+  const at = el("input", { type: "text", id: "why-at", inputmode: "numeric", size: "19", spellcheck: "false",
+    autocomplete: "off", placeholder: "YYYY-MM-DD HH:MM:SS", "aria-describedby": "why-at-help" });
   const form = el("form", { class: "why-ask", method: "dialog" },
     el("label", { for: "why-at" }, "Instant (UTC) "), at,
     el("button", { type: "submit", class: "secondary", value: "ask" }, "Ask"),
-    el("span", { id: "why-at-help", class: "sub" }, " any instant from 1900 to 2999; empty means now"));
+    el("span", { id: "why-at-help", class: "sub" }, " 24-hour UTC, any instant from 1900 to 2999; empty means now"));
   const dialog = el("dialog", { id: "why-dialog", "aria-labelledby": "why-title" },
     el("div", { class: "why-head" },
       el("h2", { id: "why-title" }, "Why?"),
@@ -35,7 +45,12 @@ function buildWhyDialog() {
     el("div", { class: "why-body", "aria-live": "polite" }));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    askWhy(dialog.dataset.dagId, whyInstant(at.value));
+    let instant;
+    try { instant = whyInstant(at.value); } catch (error) {
+      dialog.querySelector(".why-body").replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
+      return;
+    }
+    askWhy(dialog.dataset.dagId, instant);
   });
   dialog.querySelector(".why-close").addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => { if (whyOpener && whyOpener.isConnected) whyOpener.focus(); });
@@ -67,7 +82,7 @@ async function askWhy(dagId, at) {
   try {
     const answer = await api(whyPath(dagId, at)); // schedules.js's reader: same origin, Airflow's session
     if (dialog.dataset.dagId !== dagId) return; // another DAG was asked meanwhile
-    dialog.querySelector("#why-at").value = whyLocalValue(answer.at);
+    dialog.querySelector("#why-at").value = whyShown(answer.at);
     body.replaceChildren(
       el("p", { class: "why-verdict", "data-cause": answer.cause }, answer.verdict),
       el("p", { class: "sub" }, `Schedule in force then: ${answer.schedule_in_force}`,
@@ -84,7 +99,7 @@ function openWhy(dagId, at, opener) {
   whyOpener = opener || document.activeElement;
   whyDialog.dataset.dagId = dagId;
   whyDialog.querySelector("#why-title").textContent = `Why? ${dagId}`;
-  whyDialog.querySelector("#why-at").value = at ? whyLocalValue(at) : "";
+  whyDialog.querySelector("#why-at").value = at ? whyShown(at) : "";
   if (!whyDialog.open) whyDialog.showModal();
   askWhy(dagId, at);
 }

@@ -161,9 +161,15 @@ def test_a_click_on_the_timeline_asks_about_that_instant(why_ui, chromium):
     expect(dialog.locator(".why-verdict")).to_have_text(
         re.compile(r"^Not due yet: T is later than now; the .* occurrence may start at ")
     )
-    assert dialog.locator("#why-at").input_value() != ""
+    # The instant under the pointer, as the page shows every time: UTC, 24-hour (not the browser's locale).
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", dialog.locator("#why-at").input_value())
+    dialog.locator("#why-at").fill("1 June, 12 AM")
+    dialog.locator("button[value=ask]").click()
+    expect(dialog.locator(".why-body .error")).to_have_text(
+        '"1 June, 12 AM" is not an instant: write it as 2026-03-29 02:30:00 (UTC)'
+    )
     # Another instant, typed: the answer follows it.
-    dialog.locator("#why-at").fill("2025-06-01T00:00:00")
+    dialog.locator("#why-at").fill("2025-06-01 00:00:00")
     dialog.locator("button[value=ask]").click()
     expect(dialog.locator(".why-verdict")).to_have_text(re.compile(r"^Not owed: the DAG was first stored "))
     page.close()
