@@ -7,7 +7,11 @@
 - one door to Airflow per layer: a private Airflow name (a module path with a segment starting
   with "_", a name starting with "_" imported from Airflow, a "_" member read off an Airflow
   object) is used only in that layer's ``_airflow.py``, and no layer uses another layer's door;
-- one concept per module: no module over 300 lines.
+- a module is one concept and a concept that outgrows it is a package: no family of three or more
+  sibling modules sharing a name prefix (``why_records``, ``why_verdict``, ...) beyond those listed
+  in :data:`PREFIX_FAMILIES_TO_MOVE`, which may only shrink;
+- no import circle within a layer: the cadences depend on the base, not the other way round;
+- one home per fact, checked by value: the supported years appear as literals only in their home.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ from .conftest import REPO
 
 FOLDERS = ("timetables", "operators", "plugin")
 RANK = {"timetables": 0, "operators": 1, "plugin": 2}
-MAX_LINES = 300
 
 
 def _sources() -> list[Path]:
@@ -233,7 +236,7 @@ def test_nothing_outside_timetables_touches_a_timetables_private_attributes():
 
 ONE_DEFINITION = {
     # the rule: (the one module that states it, the names it is stated by)
-    "the instants tessera supports": ("timetables/limits.py", ("SUPPORTED_FROM", "SUPPORTED_UNTIL")),
+    "the instants tessera supports": ("timetables/_time/supported.py", ("SUPPORTED_FROM", "SUPPORTED_UNTIL")),
     "which zone names a schedule accepts": ("timetables/_time/wallclock.py", ("load_zone",)),
     "how a user's value is shown in a refusal": ("timetables/_time/excerpt.py", ("excerpt",)),
     "Airflow's bounds on a DAG's runs (_time_restriction)": ("plugin/api/stored.py", ("time_restriction",)),
@@ -300,10 +303,148 @@ def test_the_clock_is_read_through_the_layers_door():
     assert not reads, "\n".join(reads)
 
 
-@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(REPO)))
-def test_modules_hold_one_concept(path: Path):
-    lines = len(path.read_text().splitlines())
-    assert lines <= MAX_LINES, f"{path.relative_to(REPO)} has {lines} lines; split it by concept"
+PREFIX_FAMILIES_TO_MOVE = {
+    ("timetables", "run"): {"run_info", "run_policy", "run_record"},
+    ("operators/functions", "schema"): {"schema_compile", "schema_messages", "schema_regex"},
+    ("plugin", "cli"): {"cli", "cli_inputs", "cli_pause", "cli_previews", "cli_why"},
+    ("plugin/api", "load"): {"load", "load_fleet", "load_models"},
+    ("plugin/api", "why"): {
+        "why", "why_blockers", "why_builtin", "why_clock", "why_facts", "why_models", "why_records",
+        "why_runs", "why_schedule", "why_verdict", "why_versions", "why_waits", "why_words",
+    },
+}  # fmt: skip
+"""Families cut by the old 300-line cap, each to become a package named for its concept (issue 39):
+listed so the rule holds for everything else now. A family may lose members; it may not gain one."""
+
+
+def _prefix_families(root: Path) -> dict[tuple[str, str], set[str]]:
+    """Sibling modules grouped by the first word of their names: ``(folder, prefix) -> stems``, 3 or more."""
+    families: dict[tuple[str, str], set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        if path.stem.startswith("__") or "__pycache__" in path.parts:
+            continue
+        folder = path.parent.relative_to(REPO).as_posix()
+        families.setdefault((folder, path.stem.lstrip("_").split("_")[0]), set()).add(path.stem)
+    return {key: stems for key, stems in families.items() if len(stems) >= 3}
+
+
+def test_a_concept_that_outgrows_a_module_is_a_package_not_a_prefix_family():
+    found = {key: stems for folder in FOLDERS for key, stems in _prefix_families(REPO / folder).items()}
+    grown = [
+        f"{folder}/: {', '.join(sorted(stems))} share the prefix {prefix!r}; make them a package "
+        f"{folder}/{prefix}/ (its public names in __init__)"
+        for (folder, prefix), stems in sorted(found.items())
+        if not stems <= PREFIX_FAMILIES_TO_MOVE.get((folder, prefix), set())
+    ]
+    assert not grown, "\n".join(grown)
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The tessera modules ``path`` imports when it runs (at load or in a function), not under TYPE_CHECKING.
+
+    An import for annotations only is no dependency: nothing of it runs.
+    """
+    tree = _tree(path)
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING"
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only or not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom):
+            base = _package_of(path)[: len(_package_of(path)) - (node.level - 1)] if node.level else []
+            module = ".".join([*base, node.module] if node.module else base) if node.level else node.module or ""
+            names = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+        found.update(names)
+    return found
+
+
+def _module_name(path: Path) -> str:
+    parts = ["tessera", *path.relative_to(REPO).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_circles(paths: list[Path]) -> list[list[str]]:
+    """The strongly connected groups of two or more modules in the import graph of ``paths`` (Tarjan)."""
+    names = {_module_name(path): path for path in paths}
+    graph = {name: sorted(_runtime_imports(path) & names.keys() - {name}) for name, path in names.items()}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        order[name] = low[name] = len(order)
+        stack.append(name)
+        for target in graph[name]:
+            if target not in order:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], order[target])
+        if low[name] == order[name]:
+            group = stack[stack.index(name) :]
+            del stack[stack.index(name) :]
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for name in graph:
+        if name not in order:
+            visit(name)
+    return circles
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_no_import_circle_within_a_layer(folder: str):
+    circles = _import_circles([path for path in _sources() if _folder(path) == folder])
+    assert not circles, "import circles (a module imports, at load or in a function, one that imports it back):\n" + (
+        "\n".join(" <-> ".join(circle) for circle in circles)
+    )
+
+
+SUPPORTED_YEARS_HOME = REPO / "timetables" / "_time" / "supported.py"
+YEAR_BOUNDS = {1900, 2999, 3000}
+"""The supported years' bounds: a literal one outside their home restates the fact (and drifts from it)."""
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            found |= {
+                id(statement.value)
+                for statement in body
+                if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            }
+    return found
+
+
+def _year_literals(path: Path) -> list[str]:
+    tree = _tree(path)
+    prose = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or id(node) in prose or isinstance(node.value, bool):
+            continue
+        if isinstance(node.value, int) and node.value in YEAR_BOUNDS:
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value}")
+        elif isinstance(node.value, str) and any(str(year) in node.value for year in YEAR_BOUNDS):
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value[:60]!r}")
+    return found
+
+
+def test_the_supported_years_are_stated_in_one_home():
+    repeated = [line for path in _sources() if path != SUPPORTED_YEARS_HOME for line in _year_literals(path)]
+    assert not repeated, f"the supported years restated outside {SUPPORTED_YEARS_HOME.relative_to(REPO)}:\n" + (
+        "\n".join(repeated)
+    )
 
 
 def test_the_pure_core_imports_without_airflow_installed():

@@ -19,7 +19,7 @@ _HOMES = {
     "Latest": ".policies",
     "Spread": ".policies",
     "anti_herd": ".policies",
-    "RunSchedule": ".run_info",
+    "RunSchedule": ".public_plan",
     "run_schedule": ".run_info",
     "Union": ".union",
     "between": ".exclusions",
@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from .exclusions import between
     from .holiday_calendars import holidays_of
     from .policies import Backfill, Fixed, Latest, Spread, anti_herd
-    from .run_info import RunSchedule, run_schedule
+    from .public_plan import RunSchedule
+    from .run_info import run_schedule
     from .union import Union
 
 

@@ -38,7 +38,6 @@ from .policies import (
 from .public_plan import PublicPlan
 from .run_policy import PLAIN_OVERLAP, RunPolicy, plain_policy
 from .run_record import RecordsRuns
-from .union_operator import Unites
 from .wording import description_sentence, summary_line
 
 if TYPE_CHECKING:
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
     from pendulum import DateTime
 
 
-class TesseraTimetable(PartitionPlan, RecordsRuns, Unites, Timetable):
+class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
     """Base of the tessera timetables: an exact plan stepped for Airflow's scheduler.
 
     ``restriction.earliest`` / ``latest`` (the DAG's start and end dates, or a

@@ -12,6 +12,7 @@ from .business_calendar import calendar_cadence
 from .decoded import decoded_once
 from .exclusions import Exclusions
 from .options import Options, check_options
+from .union import Unites
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -26,7 +27,7 @@ class CalendarOptions(Options, total=False):
     exclude: object
 
 
-class Calendar(TesseraTimetable):
+class Calendar(Unites, TesseraTimetable):
     """A calendar cadence: a unit (hour, day, week, month) times ``every``, optionally anchored.
 
     Build one with :meth:`hour`, :meth:`day`, :meth:`week`, :meth:`month` or

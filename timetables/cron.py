@@ -24,6 +24,7 @@ from .decoded import decoded_once
 from .exclusion_plan import with_exclusions
 from .exclusions import Exclusions, parse_exclusions
 from .options import Options, check_options
+from .union import Unites
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["Cron", "CronInvalid"]
 
 
-class Cron(TesseraTimetable):
+class Cron(Unites, TesseraTimetable):
     """Run whenever the wall clock in ``timezone`` matches a cron expression.
 
     :param expression: exactly what a Kubernetes CronJob's ``schedule`` accepts: five fields

@@ -12,12 +12,13 @@ from .calendar import Calendar
 from .decoded import decoded_once
 from .options import Options, check_options
 from .policies import Spread
+from .union import Unites
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 
-class Every(TesseraTimetable):
+class Every(Unites, TesseraTimetable):
     """Run at every multiple of ``interval`` since the Unix epoch (UTC).
 
     :param interval: a divisor of a day (``"30s"``, ``"5m"``, ``"45m"``, ``"6h"``) or a

@@ -23,13 +23,13 @@ from typing import Any
 
 from ._time.durations import shown
 from ._time.excluded_days import MAX_SPAN_DAYS, ExcludedDays, ExcludedSpan, day_number
+from ._time.supported import DATES, FIRST_DATE, LAST_DATE
 from .holiday_calendars import HolidayCalendar
 
 MAX_ENTRIES = 1000
 """The most dates and ranges one ``exclude=`` (or ``calendar=``) list holds."""
 MAX_CALENDARS = 4
 """The most holiday calendars one list holds."""
-_FIRST, _LAST = datetime.date(1900, 1, 1), datetime.date(2999, 12, 31)
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _FORMS = (
     "give a date (datetime.date(2026, 12, 24) or '2026-12-24'), between('2026-12-24', '2027-01-01'), "
@@ -66,8 +66,8 @@ def _date(field: str, value: object) -> datetime.date:
         value = parsed
     if not isinstance(value, datetime.date):
         raise TypeError(f"{field}: {shown(value)} is a {type(value).__name__}; {_FORMS}")
-    if not _FIRST <= value <= _LAST:
-        raise ValueError(f"{field}: {value.isoformat()} is outside 1900-01-01 to 2999-12-31; give a date in between")
+    if not FIRST_DATE <= value <= LAST_DATE:
+        raise ValueError(f"{field}: {value.isoformat()} is outside {DATES}; give a date in between")
     return datetime.date(value.year, value.month, value.day)  # a plain date, whatever subclass came in
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ._time.durations import shown
 from ._time.excluded_days import ExcludedSpan, day_number
+from ._time.supported import FIRST_YEAR, LAST_YEAR, YEARS
 
 DEFAULT_YEARS = (1970, 2099)
 """The years a holiday calendar covers unless told otherwise."""
@@ -65,9 +66,9 @@ def _years(value: object) -> tuple[int, int]:
     if not ok:
         raise TypeError(f"holidays_of.years: {shown(value)} is not (first, last); give two years, e.g. (1970, 2099)")
     first, last = value  # type: ignore[misc]
-    if not 1900 <= first <= last <= 2999 or last - first >= MAX_YEARS:
+    if not FIRST_YEAR <= first <= last <= LAST_YEAR or last - first >= MAX_YEARS:
         raise ValueError(
-            f"holidays_of.years: {shown(value)} is not a span of 1 to {MAX_YEARS} years within 1900-2999; "
+            f"holidays_of.years: {shown(value)} is not a span of 1 to {MAX_YEARS} years within {YEARS}; "
             f"give (first, last), e.g. (1970, 2099)"
         )
     return first, last

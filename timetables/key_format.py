@@ -28,6 +28,7 @@ from zoneinfo import ZoneInfo
 
 from ._time.durations import US_PER_SECOND, shown
 from ._time.repeated_readings import folds
+from ._time.supported import FIRST_YEAR, LAST_YEAR
 from ._time.zone_history import zone_history
 from .instants import to_us
 
@@ -38,7 +39,7 @@ MAX_KEY = 250
 """Airflow's ``partition_key`` column holds 250 characters."""
 _LOCALE_DIRECTIVES = frozenset("aAbBchpPrxXEO")
 _DIRECTIVE = re.compile(r"%(.?)", re.DOTALL)
-_YEARS = (1900, 1901, 1969, 1970, 1999, 2000, 2001, 2026, 2099, 2100, 2999)
+_YEARS = (FIRST_YEAR, FIRST_YEAR + 1, 1969, 1970, 1999, 2000, 2001, 2026, 2099, 2100, LAST_YEAR)
 _DAYS_IN_MONTH = {1: 31, 3: 31, 4: 30, 5: 31, 6: 30, 7: 31, 8: 31, 9: 30, 10: 31, 11: 30, 12: 31, 2: 28}
 _LAST_SAMPLED_CHANGE = to_us(datetime.datetime(2027, 1, 1, tzinfo=datetime.timezone.utc))
 

@@ -11,7 +11,7 @@ unanchored calendar periods)
 instants (start/end dates, ``after``)  ``SUPPORTED_FROM <= t < SUPPORTED_UNTIL``
 =====================================  ==================================================
 
-With every duration at most 366 days and every instant in 1900-2999, each window,
+With every duration at most 366 days and every instant in the supported years (:mod:`._time.supported`), each window,
 phase and step computed from them stays far inside the years ``datetime`` can hold
 (1-9999), so nothing a DAG declares can overflow inside the scheduler.
 """
@@ -21,14 +21,10 @@ from __future__ import annotations
 import datetime
 
 from ._time.durations import MAX_DURATION
+from ._time.supported import END_YEAR, FIRST_YEAR, SUPPORTED_FROM, SUPPORTED_UNTIL
 from .policies import MAX_BACKFILL
 
 __all__ = ["MAX_BACKFILL", "MAX_DURATION", "SUPPORTED_FROM", "SUPPORTED_UNTIL", "check_supported_instant"]
-
-SUPPORTED_FROM = datetime.datetime(1900, 1, 1, tzinfo=datetime.timezone.utc)
-"""The first supported instant (a DAG's start date, an API's ``after``)."""
-SUPPORTED_UNTIL = datetime.datetime(3000, 1, 1, tzinfo=datetime.timezone.utc)
-"""The end, exclusive, of the supported instants."""
 
 
 def check_supported_instant(field: str, moment: datetime.datetime) -> None:
@@ -40,5 +36,5 @@ def check_supported_instant(field: str, moment: datetime.datetime) -> None:
     if not SUPPORTED_FROM <= aware < SUPPORTED_UNTIL:
         raise ValueError(
             f"{field}: {moment.isoformat()} is outside the supported range {SUPPORTED_FROM.isoformat()} <= t < "
-            f"{SUPPORTED_UNTIL.isoformat()}; give a date from 1900 up to, not including, the year 3000"
+            f"{SUPPORTED_UNTIL.isoformat()}; give a date from {FIRST_YEAR} up to, not including, the year {END_YEAR}"
         )

@@ -15,9 +15,10 @@ from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
 from ._airflow import utcnow
 from ._time.durations import shown
+from ._time.supported import END_READING, FIRST_READING, YEARS
 from .instants import from_us, to_us
 from .limits import SUPPORTED_FROM, SUPPORTED_UNTIL
-from .partitions import END_READING, FIRST_READING, PartitionKeys
+from .partitions import PartitionKeys
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -158,7 +159,7 @@ class PartitionPlan:
         inside = [instant for instant in candidates if _SUPPORTED[0] <= instant < _SUPPORTED[1]]
         if not inside:
             raise InvalidPartitionKeyError(
-                f"partition_key: {shown(partition_key)} names an instant outside the supported years 1900-2999; "
+                f"partition_key: {shown(partition_key)} names an instant outside the supported years {YEARS}; "
                 f"give a key as the scheduler writes it, e.g. {example!r}"
             )
         for instant in inside:

@@ -56,8 +56,6 @@ DEFAULT_KEY_FORMAT = "%Y-%m-%dT%H:%M:%S"
 """The key of a period start when no two periods can share a wall-clock reading."""
 ZONED_KEY_FORMAT = DEFAULT_KEY_FORMAT + "%z"
 """The default key when two periods can share a reading (see :func:`needs_offset`): the offset tells them apart."""
-FIRST_READING, END_READING = datetime.datetime(1900, 1, 1), datetime.datetime(3000, 1, 1)
-"""The wall-clock readings a period may start at: the supported years, read on any zone's clock."""
 _SAFE_FIRST, _SAFE_LAST = datetime.datetime(1, 1, 2), datetime.datetime(9999, 12, 30)
 MAX_KEY_FORMAT = 64
 """The longest ``key_format`` taken (Airflow stores keys of up to 250 characters)."""

@@ -23,7 +23,6 @@ from .exclusion_plan import ExcludedOccurrence, excluded_occurrences
 from .instants import from_us, to_us
 from .partition_plan import partition_of
 from .partitions import PartitionKeys
-from .run_info import RunSchedule
 from .run_record import RunRecord
 
 __all__ = ["MAX_LANE_RANGE", "MAX_STEPS", "LaneShape", "PublicPlan", "Segment"]
@@ -32,6 +31,21 @@ MAX_LANE_RANGE = datetime.timedelta(days=400)
 MAX_MISSED = 10_000
 """The most ticks :meth:`PublicPlan.missed_between` enumerates, whatever ``limit`` a caller asks for."""
 """The longest range a lane describes (it reads the zone's offset once a day of it)."""
+
+
+@dataclass(frozen=True)
+class RunSchedule:
+    """The schedule facts pinned to one run, in the units tasks use (ms and aware datetimes)."""
+
+    occurrence: Any
+    run_after: Any
+    window_start: Any
+    window_end: Any
+    phase_ms: int
+    interval_ms: int
+    """The real spacing of this occurrence from the previous one (23h or 25h across a DST change)."""
+    partition_key: str | None = None
+    """Airflow's ``partition_key`` of this run when its timetable is ``partitioned`` (its period's start)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class RunSchedule:
-    """The schedule facts pinned to one run, in the units tasks use (ms and aware datetimes)."""
-
-    occurrence: Any
-    run_after: Any
-    window_start: Any
-    window_end: Any
-    phase_ms: int
-    interval_ms: int
-    """The real spacing of this occurrence from the previous one (23h or 25h across a DST change)."""
-    partition_key: str | None = None
-    """Airflow's ``partition_key`` of this run when its timetable is ``partitioned`` (its period's start)."""
+from .public_plan import RunSchedule
 
 
 def run_schedule(context: dict[str, Any]) -> RunSchedule | None:

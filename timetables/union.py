@@ -29,10 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ._time.durations import shown
 from ._time.union import MAX_MEMBERS, UnionCadence
 from .base import TesseraTimetable
-from .calendar import Calendar
-from .cron import Cron
 from .decoded import decoded_once
-from .every import Every
 from .exclusion_plan import with_exclusions
 from .exclusions import Exclusions, parse_exclusions
 from .options import Options, check_options
@@ -42,7 +39,8 @@ from .run_policy import PLAIN_OVERLAP
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-_KINDS: dict[str, type[TesseraTimetable]] = {"Every": Every, "Calendar": Calendar, "Cron": Cron}
+_KINDS = ("Every", "Calendar", "Cron")
+"""The classes a stored member may be, by their public names in :mod:`tessera.timetables`."""
 _EXAMPLE = "Union(Every.day(at='09:00', timezone='UTC'), Cron('0 17 * * 5', timezone='UTC'), phase=Fixed('1m'))"
 
 
@@ -77,7 +75,7 @@ def _members(given: tuple[object, ...]) -> list[TesseraTimetable]:
     flat: list[TesseraTimetable] = []
     for index, member in enumerate(given):
         field = f"members[{index}]"
-        if not isinstance(member, (Every, Calendar, Cron, Union)):
+        if not isinstance(member, TesseraTimetable):
             raise TypeError(
                 f"{field}: {shown(member)} is a {type(member).__name__}; a union joins tessera timetables "
                 f"(Every, Every.day(...), Cron(...)), e.g. {_EXAMPLE}"
@@ -111,7 +109,26 @@ def _zone(members: list[TesseraTimetable]) -> str:
     return zones.pop() if zones else "UTC"
 
 
-class Union(TesseraTimetable):
+class Unites:
+    """Mixed into every tessera timetable a union merges: ``a | b`` is ``Union(a, b)``.
+
+    It lives here, with the union, so the cadences depend on the union and the base on neither.
+    """
+
+    def __or__(self, other: object) -> Union:
+        return Union(self, other)  # type: ignore[arg-type]  # a member that is not a timetable is refused by name
+
+
+def _stored_kind(name: object) -> type[TesseraTimetable]:
+    """The class of a stored member, by its public name (the package loads it on first use)."""
+    if name not in _KINDS:
+        raise ValueError(f"members: a stored member of class {shown(name)}; {sorted(_KINDS)}")
+    from tessera import timetables
+
+    return getattr(timetables, name)  # type: ignore[arg-type]
+
+
+class Union(Unites, TesseraTimetable):
     """Run whenever any member would: the merged occurrences of 2 to 16 tessera timetables (see the module).
 
     :param members: ``Every``, ``Calendar`` and ``Cron`` timetables, each without options.
@@ -163,10 +180,7 @@ class Union(TesseraTimetable):
         stored = data.get("members", [])[: MAX_MEMBERS + 1]  # more is refused by the constructor, unread
         members = []
         for item in stored:
-            kind = _KINDS.get(item.get("class"))
-            if kind is None:
-                raise ValueError(f"members: a stored member of class {shown(item.get('class'))}; {sorted(_KINDS)}")
-            members.append(kind.deserialize(item))
+            members.append(_stored_kind(item.get("class")).deserialize(item))
         timetable = cls(
             *members, exclude=Exclusions.from_list("exclude", data.get("exclude")), **cls._common_kwargs(data)
         )

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from datetime import date
 
 from .epoch import EPOCH_ORDINAL
+from .supported import FIRST_DATE, LAST_DATE
 
-FIRST_DAY = date(1900, 1, 1).toordinal() - EPOCH_ORDINAL
-"""The first local day an exclusion may name (1900-01-01)."""
-LAST_DAY = date(2999, 12, 31).toordinal() - EPOCH_ORDINAL
-"""The last local day an exclusion may name (2999-12-31)."""
+FIRST_DAY = FIRST_DATE.toordinal() - EPOCH_ORDINAL
+"""The first local day an exclusion may name."""
+LAST_DAY = LAST_DATE.toordinal() - EPOCH_ORDINAL
+"""The last local day an exclusion may name."""
 MAX_SPAN_DAYS = 366
 """The longest one excluded range may be: a pause longer than a year is the DAG's end_date's job."""
 

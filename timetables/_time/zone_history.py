@@ -24,8 +24,8 @@ from zoneinfo import TZPATH
 
 from .durations import US_PER_DAY, US_PER_HOUR, US_PER_SECOND
 from .epoch import EPOCH_ORDINAL, days_in_month, is_leap
+from .supported import END_YEAR, FIRST_YEAR
 
-FIRST_YEAR, END_YEAR = 1900, 3000
 _FIRST = (datetime.date(FIRST_YEAR, 1, 1).toordinal() - EPOCH_ORDINAL) * US_PER_DAY
 _END = (datetime.date(END_YEAR, 1, 1).toordinal() - EPOCH_ORDINAL) * US_PER_DAY
 _CYCLE_YEARS = 400
