@@ -28,6 +28,7 @@ class Every(TesseraTimetable):
         occurrence (windows then overlap); occurrence times do not change.
 
     Every duration (interval, delay, window, phase) is at most 366 days.
+
     :param phase: when a run starts after its occurrence: ``Spread(max=...)`` (a stable hash
         of the DAG id) or ``Fixed(...)``. Default: spread below the interval or 15 minutes,
         whichever is shorter. Never moves the window.
