@@ -76,8 +76,16 @@ def test_the_examples_are_found():
     assert {"README.md", "index.md", "getting-started.md", "cron.md"} <= pages
 
 
+@pytest.fixture(scope="module")
+def airflow_configured() -> None:
+    """Airflow's SDK logs a line to stdout when its configuration is first read; read it before any capture."""
+    import airflow.sdk.configuration
+
+    assert airflow.sdk.configuration.conf is not None
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=str)
-def test_example_runs_and_prints_what_the_page_says(example: Example):
+def test_example_runs_and_prints_what_the_page_says(example: Example, airflow_configured: None):
     compiled = compile(example.code, str(example), "exec")  # a fragment must still be valid Python
     if example.code.startswith(FRAGMENT):
         assert example.output is None, f"{example}: a fragment is not run, so it cannot show an output"
