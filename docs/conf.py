@@ -65,6 +65,9 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "none"
 autodoc_default_options = {"members": True, "show-inheritance": False}
 
+# A block that names no language (a usage line, a folder tree) is shown as plain text, not as Python.
+highlight_language = "text"
+
 html_theme = "furo"
 html_title = "airflow-tessera"
 html_static_path: list[str] = []

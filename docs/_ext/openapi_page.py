@@ -61,6 +61,14 @@ def _bounds(schema: Any) -> str:
     return "; ".join(found)
 
 
+def _described(description: str, schema: Any) -> str:
+    """A field's description followed by its bounds and default, as one sentence."""
+    extra = _bounds(schema)
+    if not extra:
+        return description
+    return f"{description.strip().rstrip('.')}; {extra}" if description.strip() else extra
+
+
 def _operation(method: str, path: str, operation: dict[str, Any], prefix: str) -> list[str]:
     lines = [f"### {method.upper()} `{prefix}{path}`", ""]
     if operation.get("description"):
@@ -70,12 +78,10 @@ def _operation(method: str, path: str, operation: dict[str, Any], prefix: str) -
         lines += ["| parameter | in | type | required | description |", "|---|---|---|---|---|"]
         for parameter in parameters:
             schema = parameter.get("schema", {})
-            description = parameter.get("description") or schema.get("description", "")
-            extra = _bounds(schema)
+            description = _described(parameter.get("description") or schema.get("description", ""), schema)
             lines.append(
                 f"| `{parameter['name']}` | {parameter['in']} | {_cell(_type(schema))} | "
-                f"{'yes' if parameter.get('required') else 'no'} | {_cell(description)}"
-                f"{_cell('; ' + extra) if extra else ''} |"
+                f"{'yes' if parameter.get('required') else 'no'} | {_cell(description)} |"
             )
         lines.append("")
     body = operation.get("requestBody")
@@ -98,8 +104,7 @@ def _schema(name: str, schema: dict[str, Any]) -> list[str]:
         required = set(schema.get("required", []))
         lines += ["| field | type | required | description |", "|---|---|---|---|"]
         for field, spec in properties.items():
-            extra = _bounds(spec)
-            description = _cell(spec.get("description", "")) + (_cell("; " + extra) if extra else "")
+            description = _cell(_described(spec.get("description", "") if isinstance(spec, dict) else "", spec))
             lines.append(
                 f"| `{field}` | {_cell(_type(spec))} | {'yes' if field in required else 'no'} | {description} |"
             )
