@@ -9,6 +9,7 @@ says so on its first line (``# fragment: <why>``) and is only compiled.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import re
 import subprocess
@@ -126,6 +127,16 @@ def test_readme_link_resolves(link: str):
 def test_readme_is_a_front_page():
     lines = README.read_text().splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move detail into docs/"
+
+
+@pytest.mark.parametrize("package", ["tessera.timetables", "tessera.operators"])
+def test_the_api_reference_documents_every_public_name(package: str):
+    """A name added to a package's ``__all__`` gets its reference entry, and the reference names nothing else."""
+    public = set(importlib.import_module(package).__all__)
+    page = (DOCS / "reference" / "api.md").read_text()
+    documented = set(re.findall(rf"^\.\. auto(?:class|function):: {re.escape(package)}\.(\w+)$", page, re.M))
+    assert sorted(public - documented) == [], f"public in {package} but not in docs/reference/api.md"
+    assert sorted(documented - public) == [], f"in docs/reference/api.md but not public in {package}"
 
 
 def test_site_builds_without_a_warning(tmp_path: Path):
