@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_HOME ?= $(CURDIR)/.demo
 
-.PHONY: demo test fuzz venv lint bench dist clean
+.PHONY: demo test fuzz venv lint bench dist clean docs
 
 # uv (in the test extra anyway) installs the rest: it downloads in parallel and its cache then serves the
 # shipped-product tier's fresh virtualenv. It compiles the bytecode as pip does: where PYTHONDONTWRITEBYTECODE
@@ -53,6 +53,11 @@ FUZZ_TESTS := tests/timetables/test_fuzz_constructors.py tests/operators/test_fu
 fuzz: venv
 	TESSERA_FUZZ=deep $(BIN)/python -m pytest -n $(TEST_WORKERS) $(FUZZ_TESTS)
 
+# The documentation site in docs/_build/html, read from scratch (-E) so every page's warnings show;
+# a warning (a broken link or reference, a docstring autodoc cannot read) fails it (-W, all listed first).
+docs: venv
+	$(BIN)/sphinx-build -E -W --keep-going -n -q -b html docs docs/_build/html
+
 lint: venv
 	$(BIN)/ruff check .
 
@@ -71,4 +76,4 @@ dist: venv
 	$(BIN)/twine check --strict dist/*
 
 clean:
-	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info build dist
+	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache .hypothesis *.egg-info build dist docs/_build

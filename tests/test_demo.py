@@ -1,6 +1,6 @@
 """The demo as a new user meets it: ``make demo`` in a fresh home, on a free port, with a copy of the examples.
 
-Every command the README gives for the running demo runs against it as written, twice
+Every command the getting-started page gives for the running demo runs against it as written, twice
 each while the scheduler is busy (``TESSERA_DEMO_REPEAT``, default 2; plain
 ``AIRFLOW_HOME=<home> airflow ...`` works too), every example file parses without an
 import error and no Airflow example DAG is registered, a DAG file added to the DAGs folder
@@ -41,18 +41,17 @@ pytestmark = pytest.mark.e2e
 VENV = Path(sys.executable).parent.parent  # unresolved: resolving would follow the symlink out of the venv
 Process = tuple[int, int]  # (pid, start time): a pid alone can be reused
 REPEAT = int(os.environ.get("TESSERA_DEMO_REPEAT", "2"))
-"""How often each README command runs against the demo (the report for issue 21 ran it with 10). Twice: the
-second backfill is the README's "the same command again" case; each run of a command costs a CLI's start-up
+"""How often each getting-started command runs against the demo (the report for issue 21 ran it with 10). Twice: the
+second backfill is the page's "the same command again" case; each run of a command costs a CLI's start-up
 and, for the backfill, the demo's scheduler running its runs, on a CI run that is CPU-bound."""
-README = (REPO / "README.md").read_text()
+GETTING_STARTED = (REPO / "docs" / "getting-started.md").read_text()
 ACTIVE_BACKFILLS = "SELECT count(*) FROM backfill WHERE dag_id = ? AND completed_at IS NULL"
 COMMAND_PREFIXES = ("scripts/demo-airflow ", ".venv/bin/tessera ", "scripts/demo-token")
 
 
 def _readme_commands() -> list[str]:
-    """The shell lines of the README's demo sections that run against a running demo."""
-    sections = README[README.index("## Two commands") : README.index("## Installing into your own Airflow")]
-    blocks = re.findall(r"```bash\n(.*?)```", sections, re.DOTALL)
+    """The shell lines of the getting-started page that run against a running demo."""
+    blocks = re.findall(r"```bash\n(.*?)```", GETTING_STARTED, re.DOTALL)
     lines = [line.strip() for block in blocks for line in block.splitlines()]
     return list(dict.fromkeys(line for line in lines if line.startswith(COMMAND_PREFIXES)))  # once each
 
@@ -211,7 +210,7 @@ def test_every_example_parses_and_no_airflow_example_is_registered(demo: Demo):
         return files <= {Path(name).name for (name,) in parsed + failed}
 
     demo.wait_for("every example file parsed", every_file_parsed, timeout=120)
-    # Plain Airflow against the home, as the README also allows: the settings are in its airflow.cfg.
+    # Plain Airflow against the home, as the getting-started page also allows: the settings are in its airflow.cfg.
     plain = {"AIRFLOW_HOME": str(demo.home)}
     airflow = str(VENV / "bin" / "airflow")
     assert _json(demo.run(airflow, "dags", "list-import-errors", "-o", "json", extra_env=plain).stdout) == []
@@ -220,7 +219,7 @@ def test_every_example_parses_and_no_airflow_example_is_registered(demo: Demo):
 
 
 def test_a_dag_file_added_to_the_dags_folder_shows_within_half_a_minute(demo: Demo):
-    """The README promises about 30 s (the demo looks for new files every 10 s, Airflow's default is 300 s)."""
+    """Getting started promises about 30 s (the demo looks for new files every 10 s, Airflow's default is 300 s)."""
     demo.wait_for("the first parse of the examples", lambda: demo.query("SELECT 1 FROM dag LIMIT 1"), timeout=120)
     dags = Path(demo.env["TESSERA_DEMO_DAGS"])
     (dags / "added_by_a_user.py").write_text(

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 class Every(Unites, TesseraTimetable):
     """Run at every multiple of ``interval`` since the Unix epoch (UTC).
 
+    Every duration (interval, delay, window, phase) is at most 366 days.
+
     :param interval: a divisor of a day (``"30s"``, ``"5m"``, ``"45m"``, ``"6h"``) or a
         whole number of days (``"2d"``, at most ``"366d"``), as a string or ``timedelta``;
         whole seconds, 1s or more. Units are lowercase: ``"5m"`` is five minutes.
@@ -28,7 +30,6 @@ class Every(Unites, TesseraTimetable):
     :param window: evaluate this fixed lookback instead of the time since the previous
         occurrence (windows then overlap); occurrence times do not change.
 
-    Every duration (interval, delay, window, phase) is at most 366 days.
     :param phase: when a run starts after its occurrence: ``Spread(max=...)`` (a stable hash
         of the DAG id) or ``Fixed(...)``. Default: spread below the interval or 15 minutes,
         whichever is shorter. Never moves the window.
