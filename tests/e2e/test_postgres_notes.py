@@ -12,6 +12,9 @@ environment (the plugin's listener registered by its entry point, as in the sche
   ``prohibit_commit``, committed through the guard after each, as the scheduler's loop does;
   the note stays within the column, says how many lines it dropped, and ends with the retry
   policy's and the pause's last words;
+* a ``cancel_other`` DAG's new run replaces the most runs one start replaces (``MAX_REPLACED``),
+  each with the longest run id Airflow stores: the new run's one line naming them all is cut
+  to the column, and each replaced run says why;
 * the writer at the column's edge: a note of exactly the limit is stored, one more character
   drops the oldest line;
 * a step that bypasses the writer (a note one character too long, written directly) fails its
@@ -42,6 +45,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-postgres")]
 DAG_ID = "notes_retried_pipeline"
 RETRIES = 100
 """The documented maximum of a declared schedule's RETRIES (``operators/schedules/checks.py``)."""
+REPLACING_ID = "notes_replacing"
+RUN_ID_LENGTH = 250
+"""The longest run id Airflow stores (``dag_run.run_id``)."""
 
 DAG_FILE = f'''
 """A declared schedule that retries a failed run {RETRIES} times, then pauses its DAG."""
@@ -50,6 +56,7 @@ from airflow.sdk import DAG
 
 from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet
+from tessera.timetables import Every
 
 SCHEDULES = ScheduleSet(
     [Schedule("notes_retries", cron="0 6 * * *", retries={RETRIES}, retry_delay=0, pause_after_failures=1)]
@@ -57,6 +64,9 @@ SCHEDULES = ScheduleSet(
 with DAG(dag_id={DAG_ID!r}, start_date=None, **SCHEDULES.dag_kwargs("notes_retries", tags=["tessera"])) as dag:
     EmptyOperator(task_id="work")
 SCHEDULES.apply(dag)
+
+with DAG(dag_id={REPLACING_ID!r}, schedule=Every("1m", overlap="cancel_other"), start_date=None):
+    EmptyOperator(task_id="work")
 '''
 
 DRIVER = textwrap.dedent(
@@ -115,6 +125,9 @@ DRIVER = textwrap.dedent(
         run.dag = dag
         run.update_state(session=session)
 
+    def audited(session, dag_id, event):
+        return session.scalar(select(func.count()).select_from(Log).where(Log.dag_id == dag_id, Log.event == event))
+
     def summary(session, run):
         stored = session.scalar(select(DagRun).where(DagRun.id == run.id))
         return {{"note": stored.note, "state": str(stored.state), "clear_number": stored.clear_number}}
@@ -131,9 +144,7 @@ DRIVER = textwrap.dedent(
                 fail(run, dag, session)
                 guard.commit()
                 lengths.append(len(run.note or ""))
-            retried = session.scalar(
-                select(func.count()).select_from(Log).where(Log.dag_id == DAG_ID, Log.event == "tessera.schedule.retry")
-            )
+            retried = audited(session, DAG_ID, "tessera.schedule.retry")
             paused = session.scalar(select(DagModel.is_paused).where(DagModel.dag_id == DAG_ID))
             after = new_run(session, dag)  # scheduling goes on in the same session
             guard.commit()
@@ -165,7 +176,6 @@ DRIVER = textwrap.dedent(
 
         kept = release.run_started, waves.wave_started
         release.run_started, waves.wave_started = noting, too_long
-        del failures[:]
         try:
             with create_session() as session, prohibit_commit(session) as guard:
                 dag = SerializedDagModel.get_dag(DAG_ID, session=session)
@@ -201,7 +211,41 @@ DRIVER = textwrap.dedent(
             session.rollback()
             return {{"flush": flushed, "commit": after}}
 
+    def replaced(length):
+        from tessera.operators.replaced_runs import MAX_REPLACED
+
+        base = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+        with create_session() as session, prohibit_commit(session) as guard:
+            dag = SerializedDagModel.get_dag({REPLACING_ID!r}, session=session)
+
+            def scheduled(n, state):
+                start = base + datetime.timedelta(minutes=n)
+                return dag.create_dagrun(
+                    run_id=f"scheduled__{{n:03d}}_".ljust(length, "r"),
+                    logical_date=start,
+                    data_interval=(start, start + datetime.timedelta(minutes=1)),
+                    run_after=start + datetime.timedelta(minutes=1),
+                    run_type=DagRunType.SCHEDULED,
+                    triggered_by=DagRunTriggeredByType.TIMETABLE,
+                    state=state,
+                    session=session,
+                )
+
+            # More runs in flight than one start replaces (MAX_REPLACED), each with the longest run id.
+            older = [scheduled(n, DagRunState.RUNNING) for n in range(MAX_REPLACED + 1)]
+            new = scheduled(MAX_REPLACED + 1, DagRunState.QUEUED)
+            guard.commit()
+            start(new, dag)
+            guard.commit()
+            replaced = audited(session, {REPLACING_ID!r}, "tessera.schedule.replaced")
+            notes = [summary(session, run)["note"] for run in older]
+            return {{
+                "replaced": replaced, "new": summary(session, new)["note"], "older": notes,
+                "failures": [r.getMessage() for r in failures],
+            }}
+
     def read(action, *args):
+        del failures[:]  # each action reports the listener failures it caused
         sys.stdout = sys.stderr
         try:
             return globals()[action](*args)
@@ -272,3 +316,16 @@ def test_a_note_too_long_for_the_column_fails_its_step_alone(notes_db: AirflowHo
     assert found["note"] == "written before the bypass"
     assert found["state"] == "running"
     assert found["created_after"]
+
+
+def test_the_longest_replacement_note_is_cut_to_the_column_and_every_replaced_run_says_why(notes_db: AirflowHome):
+    from tessera.operators.replaced_runs import MAX_REPLACED
+
+    found = notes_db.reader(DRIVER)("replaced", RUN_ID_LENGTH)
+    assert found["failures"] == []
+    assert found["replaced"] == MAX_REPLACED
+    new = found["new"]
+    assert len(new) == NOTE_LIMIT and new.startswith("Replaced run(s) scheduled__000_rrr") and new.endswith("…")
+    said = [note for note in found["older"] if note]
+    assert len(said) == MAX_REPLACED and all(note.startswith("Replaced: failed when run scheduled__") for note in said)
+    assert all(len(note) <= NOTE_LIMIT for note in said)
