@@ -239,3 +239,44 @@ def test_a_failing_step_is_undone_alone_and_the_schedulers_session_still_commits
     assert events == ["tessera.probe.run_started", "tessera.probe.fires_before"]
     assert note == "run_started\nfires_before"
     assert state == "running"
+
+
+@pytest.mark.parametrize("pending", [True, False], ids=["state-change-pending", "nothing-written-yet"])
+def test_on_sqlite_a_steps_writes_commit_only_with_the_schedulers_commit(hooks, airflow_db, monkeypatch, pending):
+    """With tessera's SQLite settings a savepoint opened before anything was written (SQLite then has no
+    transaction) is preceded by BEGIN IMMEDIATE, so its release commits nothing: the steps' writes are
+    seen by another connection only once the guard commits, as without savepoints."""
+    from airflow.models.dagrun import DagRun
+    from airflow.models.log import Log
+    from airflow.settings import create_metadata_engine
+    from airflow.utils.session import create_session
+    from airflow.utils.sqlalchemy import prohibit_commit
+    from airflow.utils.types import DagRunType
+    from sqlalchemy import delete, select
+    from sqlalchemy.orm import Session
+
+    from tessera.plugin._airflow import utcnow
+    from tessera.plugin.sqlite_settings import CONNECT_ARGS
+
+    _writing_step(monkeypatch, "tessera.operators.fan_in.release", "run_started")
+    with create_session() as setup:
+        setup.add(DagRun(dag_id=PROBE_DAG, run_id="manual__sqlite", run_type=DagRunType.MANUAL, run_after=utcnow()))
+    engine = create_metadata_engine(
+        airflow_db, engine_args={}, connect_args={**CONNECT_ARGS, "check_same_thread": False}
+    )
+    session = Session(bind=engine, autoflush=False, expire_on_commit=False)
+    try:
+        with prohibit_commit(session) as guard:
+            run = session.scalar(select(DagRun).where(DagRun.dag_id == PROBE_DAG))
+            if pending:
+                run.state = "running"
+            hooks.on_dag_run_running(dag_run=run, msg="started")
+            assert _stored(PROBE_DAG)[:2] == ([], None), "a savepoint's release committed the step's writes early"
+            guard.commit()
+        assert _stored(PROBE_DAG)[:2] == (["tessera.probe.run_started"], "run_started")
+    finally:
+        session.close()
+        engine.dispose()
+        with create_session() as cleanup:
+            for model in (Log, DagRun):
+                cleanup.execute(delete(model).where(model.dag_id == PROBE_DAG))
