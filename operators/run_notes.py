@@ -5,7 +5,7 @@ several features write to the same run: a retry, a replacement, a release, a wav
 a pause. Together they can outgrow the column, and on PostgreSQL a note one character too long
 fails the flush of the scheduler's whole transaction. So the whole note is kept within
 :data:`NOTE_LIMIT` (read from Airflow's model) here, once: the newest lines are kept and the first
-line says how many earlier ones were dropped (:data:`DROPPED`, a count carried on by later
+line says how many earlier ones were dropped (:func:`dropped_line`, a count carried on by later
 appends); a single line that alone outgrows the column keeps its start, cut with ``…``.
 
 Instants are written one way (:func:`at`), and the audit-log entries that go with a note
