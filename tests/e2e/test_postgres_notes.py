@@ -6,7 +6,8 @@ until rolled back. In the scheduler that session is the scheduler's own, which t
 listener writes through. So, against a real PostgreSQL metadata DB, in the deployment's own
 environment (the plugin's listener registered by its entry point, as in the scheduler):
 
-* a declared schedule with ``RETRIES 100`` (its documented maximum) and ``PAUSE_AFTER_FAILURES``
+* a declared schedule with ``RETRIES 100`` (its documented maximum) and ``PAUSE_AFTER_FAILURES 1``
+  (the pause's line grows only by its count's digits, so 1 makes it fire at the last attempt)
   fails 101 times in a row, each state change made on the run as the scheduler makes it (its
   start notified, its task failed, ``DagRun.update_state``) in one session under
   ``prohibit_commit``, committed through the guard after each, as the scheduler's loop does;
@@ -92,7 +93,7 @@ DRIVER = textwrap.dedent(
     from tessera.plugin import listener
 
     DAG_ID = {DAG_ID!r}
-    get_listener_manager().add_listener(listener)  # a no-op: the plugin's entry point registered it
+    get_listener_manager().add_listener(listener)  # a no-op when the plugin's entry point registered it
     failures = []
     logging.getLogger(listener.__name__).addHandler(
         type("Kept", (logging.Handler,), {{"emit": lambda self, record: failures.append(record)}})()
