@@ -34,6 +34,7 @@ from sqlalchemy import func, or_, select
 from .backoff import consecutive_failures
 from .pauses import AFTER_FAILURES, PAUSE_EVENT, set_paused
 from .replaced_runs import REPLACED_EVENT
+from .run_notes import append
 from .schedules.identity import record_of
 from .schedules.runs import dag_of
 from .stats import Metric, emit
@@ -103,6 +104,6 @@ def pause_if_failing(dag_run: DagRun, session: Session) -> bool:
     )
     set_paused(session, dag_run.dag_id, paused=True, note=note, by="tessera", reason=AFTER_FAILURES, failed_runs=runs)
     line = f"Paused: the DAG is paused after {count} failed runs in a row (pause_after_failures {limit})."
-    dag_run.note = line if not dag_run.note else f"{dag_run.note}\n{line}"
+    append(dag_run, line, session=session)
     emit(PAUSED_METRIC, {"dag_id": dag_run.dag_id}, where="core")
     return True

@@ -21,8 +21,6 @@ them, so each older run is failed once.
 
 from __future__ import annotations
 
-import datetime
-import json
 import logging
 from typing import TYPE_CHECKING
 
@@ -30,12 +28,12 @@ from airflow.api.common.mark_tasks import set_dag_run_state_to_failed
 from airflow.listeners.listener import get_listener_manager
 from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
-from airflow.models.log import Log
 from airflow.utils.sqlalchemy import with_row_locks
 from airflow.utils.state import DagRunState
 from airflow.utils.types import DagRunType
 from sqlalchemy import func, select
 
+from .run_notes import Audit, append, at
 from .schedules.runs import dag_of
 from .stats import Metric, emit
 
@@ -51,16 +49,6 @@ REPLACED_METRIC = Metric("tessera.schedule.replaced_runs", "counter")
 IN_FLIGHT = (DagRunState.QUEUED, DagRunState.RUNNING)
 MAX_REPLACED = 16
 """Older runs failed per start at most (a cancel_other DAG has two slots; more means someone ran by hand)."""
-
-
-def _at(moment: datetime.datetime | None) -> str:
-    if moment is None:
-        return "?"
-    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _add_note(run: DagRun, line: str) -> None:
-    run.note = line if not run.note else f"{run.note}\n{line}"
 
 
 def replace_older_runs(dag_run: DagRun, session: Session) -> list[str]:
@@ -91,19 +79,25 @@ def replace_older_runs(dag_run: DagRun, session: Session) -> list[str]:
     replaced = []
     for run in older:
         set_dag_run_state_to_failed(dag=dag, run_id=run.run_id, commit=True, session=session)
-        _add_note(
+        append(
             run,
-            f"Replaced: failed when run {dag_run.run_id} (due {_at(dag_run.run_after)}) started, because this "
+            f"Replaced: failed when run {dag_run.run_id} (due {at(dag_run.run_after)}) started, because this "
             f"run was still in flight (overlap cancel_other runs the newest fire).",
+            session=session,
+            audit=[
+                Audit(
+                    REPLACED_EVENT,
+                    {"replaced_by": dag_run.run_id, "overlap": "cancel_other", "due": at(dag_run.run_after)},
+                )
+            ],
         )
-        extra = {"replaced_by": dag_run.run_id, "overlap": "cancel_other", "due": _at(dag_run.run_after)}
-        session.add(Log(REPLACED_EVENT, owner="tessera", dag_id=run.dag_id, run_id=run.run_id, extra=json.dumps(extra)))
         emit(REPLACED_METRIC, {"dag_id": run.dag_id}, where="core")
         replaced.append(run.run_id)
         log.info("tessera: %s run %s replaced by %s (overlap cancel_other)", run.dag_id, run.run_id, dag_run.run_id)
     if replaced:
         names = ", ".join(replaced)
-        _add_note(dag_run, f"Replaced run(s) {names} still in flight when this fire came due (overlap cancel_other).")
+        line = f"Replaced run(s) {names} still in flight when this fire came due (overlap cancel_other)."
+        append(dag_run, line, session=session)
         session.flush()
         _slots_freed(dag_run.dag_id, session)
         for run in older:  # as Airflow's own "mark failed" does, after the state is written

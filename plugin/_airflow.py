@@ -49,8 +49,24 @@ def latest_by_version_select(dag_ids: list[str]) -> Any:
     return SerializedDagModel._latest_by_version_select(dag_ids)
 
 
+def commit_guards(session: Any) -> list[Any]:
+    """The scheduler's commit guards on ``session`` (``airflow.utils.sqlalchemy.CommitProhibitorGuard``).
+
+    ``prohibit_commit(session)`` listens to the session's ``before_commit`` with the guard's
+    private ``_validate_commit``, which refuses any commit but the one announced by setting the
+    guard's ``expected_commit``. SQLAlchemy fires ``before_commit`` for a savepoint's release too,
+    so a listener step that releases one must announce it; found by that bound method, the one
+    trace the guard leaves on the session.
+    """
+    from airflow.utils.sqlalchemy import CommitProhibitorGuard
+
+    validate = CommitProhibitorGuard._validate_commit
+    return [fn.__self__ for fn in session.dispatch.before_commit if getattr(fn, "__func__", None) is validate]
+
+
 __all__ = [
     "coerce_datetime",
+    "commit_guards",
     "dag_run_no_create_reason",
     "from_timestamp",
     "latest_by_version_select",

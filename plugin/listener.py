@@ -33,9 +33,14 @@ must not stop the others (nor the scheduler, which would otherwise log and drop 
 
 Dag-run hooks run in the scheduler (and in the API server when a user sets a run's state).
 Every step writes through the dag run's own session: its rows commit with the state change
-that caused them, and SQLite sees no second writer. No savepoint: the scheduler's commit
-guard refuses the release of one, so each step reads and decides before it writes, and a
-failure leaves nothing half-written in the scheduler's transaction.
+that caused them, and SQLite sees no second writer. Each step runs in a savepoint
+(``session.begin_nested()``): a step that raises, or whose writes the database refuses (a
+value too long for its column on PostgreSQL), is rolled back to it alone, and the session,
+the scheduler's own, goes on to commit the rest. The scheduler's commit guard
+(``prohibit_commit``) refuses any commit it was not told of, and SQLAlchemy reports a
+savepoint's release to it as one, so the release is announced to the guard first
+(:func:`_savepoint`). On SQLite a savepoint opened outside a transaction would commit on its
+release; tessera's SQLite settings (:mod:`tessera.plugin.sqlite_settings`) begin one first.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from airflow.listeners import hookimpl
+
+from tessera.plugin._airflow import commit_guards
 
 if TYPE_CHECKING:
     from airflow.models.dagrun import DagRun
@@ -80,8 +87,28 @@ def _session_of(dag_run: DagRun, *, open_one: bool) -> Iterator[Session | None]:
         yield own
 
 
+@contextmanager
+def _savepoint(session: Session) -> Iterator[None]:
+    """A savepoint around a step: released if the step returns, rolled back to (and re-raised) if it raises.
+
+    Its release flushes the step's writes, so a write the database refuses is rolled back too.
+    Every commit guard on the session is told that the release is coming (a guard forgets it
+    once it has let one commit pass) and is left as it was found, whatever happens.
+    """
+    guards = commit_guards(session)
+    announced = [guard.expected_commit for guard in guards]
+    try:
+        with session.begin_nested():
+            yield
+            for guard in guards:
+                guard.expected_commit = True  # the savepoint's release, next, is the commit it will see
+    finally:
+        for guard, was in zip(guards, announced):
+            guard.expected_commit = was
+
+
 def _run(step: Step, dag_run: DagRun, *, own_session: bool = True) -> None:
-    """Run one feature's step; if it raises, log it and return so the next step still runs.
+    """Run one feature's step in a savepoint; if it raises, undo it, log it and return so the next step still runs.
 
     ``own_session=False``: only inside the run's own transaction (admission must commit with
     the run's start); a run changed outside any session (rare) is then left alone.
@@ -89,9 +116,14 @@ def _run(step: Step, dag_run: DagRun, *, own_session: bool = True) -> None:
     try:
         with _session_of(dag_run, open_one=own_session) as session:
             if session is not None:
-                step(dag_run, session)
+                with _savepoint(session):
+                    step(dag_run, session)
     except Exception:
-        log.exception("tessera: listener step %s failed for %s; the other steps still ran", step.__name__, dag_run)
+        log.exception(
+            "tessera: listener step %s failed for %s; its writes were undone, the other steps still ran",
+            step.__name__,
+            dag_run,
+        )
 
 
 # The features are imported when a run changes state, not when every Airflow process loads the plugin.

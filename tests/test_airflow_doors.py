@@ -83,6 +83,14 @@ CONTRACTS = [
     ),
     Contract(
         "plugin",
+        "commit_guards",
+        "airflow.utils.sqlalchemy",
+        "CommitProhibitorGuard._validate_commit",
+        ("self", "_"),  # SQLAlchemy's before_commit passes the session, positionally
+        positional=True,
+    ),
+    Contract(
+        "plugin",
         "latest_by_version_select",
         "airflow.models.serialized_dag",
         "SerializedDagModel._latest_by_version_select",
@@ -205,3 +213,29 @@ def test_the_overrides_take_what_airflow_passes():
                     "update timetables/_airflow.py and the override"
                 )
     assert checked, "no tessera class overrides what OVERRIDDEN names; drop it from timetables/_airflow.py"
+
+
+def test_the_commit_guard_is_found_on_its_session_and_lets_one_announced_savepoint_release_through(airflow_db):
+    """What ``plugin/_airflow.py``'s ``commit_guards`` relies on: the guard's bound listener on the session,
+    a savepoint's release seen by it as a commit, and ``expected_commit`` letting exactly one through."""
+    from airflow import settings
+    from airflow.utils.sqlalchemy import prohibit_commit
+
+    from tessera.plugin._airflow import commit_guards
+
+    session = settings.NonScopedSession()
+    try:
+        assert commit_guards(session) == []
+        with prohibit_commit(session) as guard:
+            assert commit_guards(session) == [guard]
+            with pytest.raises(RuntimeError, match="UNEXPECTED COMMIT"):
+                with session.begin_nested():
+                    pass  # released unannounced: refused, as in the scheduler
+            guard.expected_commit = True
+            with session.begin_nested():
+                pass
+            assert guard.expected_commit is False, "the guard let one release through and forgot it"
+        assert commit_guards(session) == []
+    finally:
+        session.rollback()
+        session.close()

@@ -14,8 +14,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-NOTE_LIMIT = 1000
-"""Airflow's ``dag_run_note.content`` column length."""
+from ..run_notes import CUT, NOTE_LIMIT, at
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +82,7 @@ def _age(now: datetime.datetime, then: datetime.datetime | None) -> str:
         if seconds < 7200
         else f"{seconds / 3600:.1f} h"
     )
-    return f"last completed {then:%Y-%m-%d %H:%M:%S} UTC, {ago} ago"
+    return f"last completed {at(then)}, {ago} ago"
 
 
 def release_note(
@@ -95,7 +94,8 @@ def release_note(
     hours: float,
 ) -> str:
     """The run note of a child run: any stale parent, then the parent fires that released it."""
-    # Stale parents first: a long list of releasing fires is what gets cut at the column limit.
+    # Stale parents first: a long list of releasing fires is what gets cut at the column limit (the
+    # note writer keeps a run's newest lines; within this block, its first ones matter most).
     lines = []
     if stale:
         lines.append(f"Stale parents (no completed fire within {hours:g} h); this run proceeded anyway:")
@@ -104,6 +104,6 @@ def release_note(
         lines.append("Released by parent fires:")
         for fire in sorted(released_by, key=lambda f: (f.schedule, f.completed_at)):
             runs = f" ({', '.join(fire.runs)})" if fire.runs else ""
-            lines.append(f"- {fire.schedule} completed {fire.completed_at:%Y-%m-%d %H:%M:%S} UTC{runs}")
+            lines.append(f"- {fire.schedule} completed {at(fire.completed_at)}{runs}")
     note = "\n".join(lines)
-    return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - 1] + "…"
+    return note if len(note) <= NOTE_LIMIT else note[: NOTE_LIMIT - len(CUT)] + CUT

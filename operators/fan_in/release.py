@@ -30,8 +30,9 @@ from tessera.operators.schedules.runs import (
 from tessera.operators.schedules.state import read_state, write_state
 
 from .._airflow import utcnow
+from ..run_notes import append
 from .aligned import aligned_consumers, release_aligned, window_line
-from .freshness import NOTE_LIMIT, ParentFire, release_note, stale_parents
+from .freshness import ParentFire, release_note, stale_parents
 
 if TYPE_CHECKING:
     from airflow.models.dagrun import DagRun
@@ -177,9 +178,6 @@ def run_started(dag_run: DagRun, session: Session) -> str | None:
         consumed = [
             (e.asset.uri, (e.extra or {}).get("tessera", {}).get("fire", "")) for e in dag_run.consumed_asset_events
         ]
-        line = window_line(consumed, parents)
-        note = "\n".join(filter(None, [line, note]))[:NOTE_LIMIT]
-    if not note:
-        return None
-    dag_run.note = note if not dag_run.note else f"{dag_run.note}\n{note}"
-    return note
+        note = "\n".join(filter(None, [window_line(consumed, parents), note]))
+    append(dag_run, note, session=session)
+    return note or None

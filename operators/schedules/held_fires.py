@@ -22,13 +22,12 @@ beyond the DAG's; a scheduled run of a tessera DAG costs the few indexed queries
 from __future__ import annotations
 
 import datetime
-import json
 from typing import TYPE_CHECKING
 
-from airflow.models.log import Log
 from airflow.utils.types import DagRunType
 
 from tessera.operators.functions.skip_events import SkipEvent
+from tessera.operators.run_notes import Audit, append, at
 from tessera.operators.stats import Metric, emit
 from tessera.timetables.owed_runs import policy_of, treatments
 
@@ -44,7 +43,6 @@ QUEUED_EVENT = "tessera.schedule.queued"
 SKIP_EVENT = "tessera.schedule.skip"
 QUEUED_METRIC = Metric("tessera.schedule.queued_fires", "counter")
 SKIPPED_METRIC = Metric("tessera.schedule.skipped_fires", "counter")
-NOTE_LIMIT = 1000
 RAN = ("due", "queued", "replayed")
 
 WHY_DROPPED = {
@@ -56,14 +54,6 @@ WHY_DROPPED = {
 }
 OVERLAP_REASONS = ("BufferFull", "ConcurrencyForbidden", "Superseded")
 """What a plain timetable's run records: its overlap policy's drops (its catch-up's are recorded as before)."""
-
-
-def _at(moment: datetime.datetime) -> str:
-    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _audit(session: Session, event: str, dag_run: DagRun, extra: str) -> None:
-    session.add(Log(event, owner="tessera", dag_id=dag_run.dag_id, run_id=dag_run.run_id, extra=extra))
 
 
 def fires_before(dag_run: DagRun, session: Session) -> str | None:
@@ -91,18 +81,19 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
     (due, mine), dropped = found[-1], found[:-1]
     if mine not in RAN:
         return None  # not a run the policy would have made (a tool or a person created it): nothing to explain
-    lines = []
+    lines: list[str] = []
+    audit: list[Audit] = []
     limit = "MAX_CONCURRENT" if policy.declared else "max_active_runs"
     if mine == "queued":
         freed = activity.freed_after
-        freed = "" if freed is None else f"; it was created when a slot freed at {_at(freed)}"
+        freed = "" if freed is None else f"; it was created when a slot freed at {at(freed)}"
         lines.append(
-            f"Queued: this fire came due at {_at(due)} while {limit} {slots} run(s) of "
+            f"Queued: this fire came due at {at(due)} while {limit} {slots} run(s) of "
             f"{dag_run.dag_id} were in flight (overlap {policy.overlap}){freed}."
         )
     elif mine == "replayed":
         lines.append(
-            f"Catch-up: this fire came due at {_at(due)} while schedule {(record or {}).get('name')} was inactive; "
+            f"Catch-up: this fire came due at {at(due)} while schedule {(record or {}).get('name')} was inactive; "
             f"CATCHUP true runs those fires oldest first, one at a time."
         )
     by_reason: dict[str, list[datetime.datetime]] = {}
@@ -116,19 +107,15 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
         count = f"{'at least ' if at_least else ''}{len(times)}"
         why = WHY_DROPPED[reason].format(overlap=policy.overlap, limit=limit)
         lines.append(
-            f"Skipped {count} fire(s) due {_at(times[0])}"
-            + (f" to {_at(times[-1])}" if len(times) > 1 else "")
+            f"Skipped {count} fire(s) due {at(times[0])}"
+            + (f" to {at(times[-1])}" if len(times) > 1 else "")
             + f": {reason}: {why}."
         )
         event = SkipEvent(reason, len(times), times[0], times[-1], why, at_least)
-        _audit(session, SKIP_EVENT, dag_run, event.to_json())
+        audit.append(Audit(SKIP_EVENT, event.to_json()))
         emit(SKIPPED_METRIC, {**tags, "reason": reason}, len(times), where="core")
     if mine in ("queued", "replayed"):
-        extra = json.dumps({"how": mine, "due": due.isoformat(), "overlap": policy.overlap})
-        _audit(session, QUEUED_EVENT, dag_run, extra)
+        audit.append(Audit(QUEUED_EVENT, {"how": mine, "due": due.isoformat(), "overlap": policy.overlap}))
         emit(QUEUED_METRIC, {**tags, "how": mine}, where="core")
-    if not lines:
-        return None
-    note = "\n".join(lines)[:NOTE_LIMIT]
-    dag_run.note = note if not dag_run.note else f"{dag_run.note}\n{note}"
-    return note
+    append(dag_run, *lines, session=session, audit=audit)
+    return "\n".join(lines) or None

@@ -32,6 +32,7 @@ from airflow.utils.types import DagRunTriggeredByType, DagRunType
 from sqlalchemy import select
 
 from .._airflow import utcnow
+from ..run_notes import Audit, append, at
 from .runs import record_of_run
 
 if TYPE_CHECKING:
@@ -40,14 +41,6 @@ if TYPE_CHECKING:
 RETRY_EVENT = "tessera.schedule.retry"
 RETRIED_CAUSES = {"task_failure": "a task failed", "timed_out": "it ran past its TIMEOUT"}
 """The scheduler's reasons for failing a run that a retry answers; a person marking it failed is not one."""
-
-
-def _at(moment: datetime.datetime) -> str:
-    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _add_note(dag_run: DagRun, line: str) -> None:
-    dag_run.note = line if not dag_run.note else f"{dag_run.note}\n{line}"
 
 
 def retry_failed_run(dag_run: DagRun, session: Session, msg: str) -> bool:
@@ -63,7 +56,8 @@ def retry_failed_run(dag_run: DagRun, session: Session, msg: str) -> bool:
     attempt, attempts = dag_run.clear_number + 1, retries + 1
     cause = RETRIED_CAUSES[msg]
     if attempt >= attempts:
-        _add_note(dag_run, f"Failed: attempt {attempt} of {attempts} failed ({cause}); RETRIES {retries} used up.")
+        line = f"Failed: attempt {attempt} of {attempts} failed ({cause}); RETRIES {retries} used up."
+        append(dag_run, line, session=session)
         return False
     original = dag_run.run_after
     tis = [ti for ti in dag_run.get_task_instances(session=session) if ti.state != TaskInstanceState.SUCCESS]
@@ -71,13 +65,12 @@ def retry_failed_run(dag_run: DagRun, session: Session, msg: str) -> bool:
     delay = datetime.timedelta(seconds=float((record or {}).get("retry_delay") or 0))
     starts = max(original, utcnow() + delay)
     dag_run.run_after = starts
-    _add_note(
-        dag_run,
-        f"Retry: attempt {attempt} of {attempts} failed ({cause}); attempt {attempt + 1} may start at {_at(starts)}.",
-    )
     extra = {"attempt": attempt + 1, "of": attempts, "cause": msg, "run_after": original.isoformat()}
-    session.add(
-        Log(RETRY_EVENT, owner="tessera", dag_id=dag_run.dag_id, run_id=dag_run.run_id, extra=json.dumps(extra))
+    append(
+        dag_run,
+        f"Retry: attempt {attempt} of {attempts} failed ({cause}); attempt {attempt + 1} may start at {at(starts)}.",
+        session=session,
+        audit=[Audit(RETRY_EVENT, extra)],
     )
     _hold_the_slot(dag_run, session)
     return True

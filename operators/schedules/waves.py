@@ -31,6 +31,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..run_notes import append
 from .fires import fire_complete
 from .runs import (
     dag_of,
@@ -156,7 +157,7 @@ def wave_started(dag_run: DagRun, session: Session) -> dict[str, Any] | None:
     plan["members"][member] = wave
     write_state(asset_id, WAVES_KEY, plan, session)
     if (reason := cancel_reason(plan, member)) is not None:  # started after the fail-fast: say so
-        _add_note(dag_run, reason)
+        append(dag_run, reason, session=session)
     return plan
 
 
@@ -207,17 +208,13 @@ def _fail_fast(plan: dict[str, Any], member: str, schedule: str) -> bool:
     return True
 
 
-def _add_note(dag_run: DagRun, note: str) -> None:
-    dag_run.note = note if not dag_run.note else f"{dag_run.note}\n{note}"
-
-
 def _note_cancelled(plan: dict[str, Any], failed: DagRun, session: Session) -> None:
     """Say why on the failed run and on every run of a cancelled wave that has started already."""
     from airflow.models.dagrun import DagRun
     from sqlalchemy import select
 
     note = plan["cancelled"]["note"]
-    _add_note(failed, note)
+    append(failed, note, session=session)
     cancelled = set(plan["cancelled"]["waves"])
     for member, wave in plan["members"].items():
         if wave not in cancelled:
@@ -225,4 +222,4 @@ def _note_cancelled(plan: dict[str, Any], failed: DagRun, session: Session) -> N
         dag_id, run_id = member.split("/", 1)
         run = session.scalar(select(DagRun).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id))
         if run is not None:
-            _add_note(run, note)
+            append(run, note, session=session)
