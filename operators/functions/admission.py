@@ -87,7 +87,7 @@ _UNFINISHED = [
 def ensure_dispatch_pool(session: Session) -> None:
     """Create the dispatch pool, or resize it, so its slots equal the configured cap.
 
-    Idempotent within one transaction and across schedulers, with no savepoint: every
+    Idempotent within one transaction and across schedulers, with no savepoint of its own: every
     write is a Core statement executed at once (the scheduler's session never autoflushes,
     so an ORM ``add`` would be invisible to the next admission's lookup and insert twice),
     and the insert ignores a row another scheduler inserted first.
@@ -225,8 +225,8 @@ def admit(dag_run: DagRun, session: Session, *, now: datetime.datetime | None = 
             TaskInstance.state.is_(None),
         )
     ).all()
-    # Decide everything first, write last: the scheduler's transaction allows no savepoint
-    # (its commit guard refuses even a savepoint's release), so a failure must leave nothing half-written.
+    # Decide everything first, write last: the listener runs this step in a savepoint of the
+    # scheduler's transaction, so a failure is undone, and deciding first keeps the writes few.
     suspended = _suspended(session, dag_run)
     decisions = [(ti, _reason(dag, dag_run, cursor_tasks[ti.task_id], session, now, cap, suspended)) for ti in pending]
     passed_over = missed_ticks(session, dag, dag_run) if _is_tick(dag_run) else []
