@@ -1,4 +1,4 @@
-"""Where tessera may send requests: public addresses only, unless the deployment allows its own network.
+"""Everything tessera sends over the network goes through :func:`send`: one client, one set of bounds.
 
 Webhook URLs come from DAG files and SCHEDULE statements, an HTTP function's
 target from a connection; the request leaves from the dag-processor or a worker,
@@ -9,17 +9,26 @@ that URL make Airflow call services only the deployment can reach. So those are
 refused, as literal addresses when the DAG is parsed and as resolved addresses
 when the request is sent, unless ``[tessera] allow_private_outbound = True``.
 
-Requests made under this policy (:func:`send`) follow no redirects (a public URL
-could redirect to a private one), end by one deadline for the whole exchange, and
-read an answer's body only up to a cap: the far end is not trusted to stop talking.
-URLs are shown in logs and errors only through :func:`redact_url`.
+The ``tessera`` CLI's ``--api`` is different: the operator typed it, and it is usually
+their own API server on loopback, so :func:`send` takes ``private_ok`` and every caller
+says which kind of URL it holds. Everything else holds for both kinds: only ``http`` and
+``https`` (never ``file://`` or ``ftp://``), no redirect followed (a redirect would carry
+the request's credentials, a bearer token or basic auth, to whatever origin it names, and
+a public URL could redirect to a private one), one deadline for the whole exchange, and an
+answer's body read only up to a cap: the far end is not trusted to stop talking. URLs are
+shown in logs and errors only through :func:`redact_url`.
+
+``tests/test_outbound_guard.py`` fails if any other module of tessera opens a connection
+itself (``urllib.request``, ``http.client``, ``httpx``, ``requests``, ``socket.create_connection``...).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import ipaddress
+import math
 import socket
 import urllib.parse
 from collections.abc import Coroutine
@@ -28,6 +37,7 @@ from typing import Any
 
 import httpx
 
+SCHEMES = ("http", "https")
 CONFIG_SECTION = "tessera"
 ALLOW_OPTION = "allow_private_outbound"
 
@@ -47,6 +57,18 @@ class DeadlinePassed(Exception):
     """The exchange did not finish within its deadline; what was under way was dropped."""
 
 
+class SendFailed(Exception):
+    """The request could not be made or its answer not read (refused, reset, not HTTP).
+
+    The message is the failure's kind and the system's reason (``ConnectError: Connection refused``),
+    never the client's own text, which may quote the URL and its secrets.
+    """
+
+
+_LOCATION_CHARS = 2048
+"""The most of a redirect's ``Location`` kept: enough for any origin, not a header a server pads."""
+
+
 @dataclass(frozen=True)
 class Answer:
     """What came back: the status, and the body unless it was over the cap (``None``: not read further)."""
@@ -56,6 +78,8 @@ class Answer:
     body: bytes | None
     size: int
     """Bytes of body read (at least this many were sent); the declared length when it alone was over the cap."""
+    location: str | None = None
+    """A redirect's ``Location`` (not followed), as sent: relative or absolute."""
 
 
 def private_allowed() -> bool:
@@ -166,6 +190,35 @@ def check_url(field: str, url: str, *, resolve: bool) -> None:
         )
 
 
+def check_scheme(field: str, url: str) -> None:
+    """Refuse ``url`` unless it is ``http://`` or ``https://`` with a host (``file://`` would read a local file).
+
+    :raises OutboundRefused: naming ``field`` and the URL, redacted.
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number or out of range
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in SCHEMES or not parts.hostname:
+        raise OutboundRefused(
+            f"{field}: {ascii(redact_url(url)[:200])}; tessera sends requests only to http:// or https:// URLs "
+            "with a host, e.g. http://localhost:8080"
+        )
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``: where a request goes, without its path, query or credentials."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "<a URL that cannot be parsed>"
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
 def redact_url(url: str) -> str:
     """``url`` as logs and messages may show it: credentials and query values replaced by ``***``.
 
@@ -186,21 +239,44 @@ def redact_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query, fragment="***" if parts.fragment else ""))
 
 
-def send(method: str, url: str, *, deadline: float, max_body_bytes: int, **request: Any) -> Answer:
+def send(
+    method: str, url: str, *, field: str, private_ok: bool, deadline: float, max_body_bytes: int, **request: Any
+) -> Answer:
     """One request, finished within ``deadline`` seconds (connecting, sending, the answer and its body).
 
-    The body is read up to ``max_body_bytes`` (0: not at all) and the connection dropped past
-    it. Check the target with :func:`check_url` first. ``request`` goes to ``httpx`` (``json``,
-    ``content``, ``headers``, ``auth``).
+    ``url`` must be http(s) (:func:`check_scheme`). ``private_ok=False`` is for a URL a DAG file,
+    a connection or a template gives: its host must resolve to public addresses (:func:`check_url`).
+    ``private_ok=True`` is for a URL the operator gave on the command line (``tessera --api``), which
+    may name their own network. Redirects are never followed: a 3xx comes back as the answer, with
+    its ``location``. The body is read up to ``max_body_bytes`` (0: not at all) and the connection
+    dropped past it. ``request`` goes to ``httpx`` (``json``, ``content``, ``headers``, ``auth``).
 
+    :raises OutboundRefused: the URL's scheme, or its host under the public-address policy; nothing was sent.
     :raises DeadlinePassed: past the deadline, however the far end paced its bytes.
-    :raises httpx.HTTPError: the request failed (its text may quote the URL: show its type).
+    :raises SendFailed: the request failed (unreachable, reset, not HTTP).
     """
+    if not 0 < deadline < math.inf:
+        raise ValueError(f"deadline: {deadline!r}; give the seconds the whole exchange may take, above 0")
+    check_scheme(field, url)
+    if not private_ok:
+        check_url(field, url, resolve=True)
     exchange = _exchange(method, url, deadline, max_body_bytes, request)
     try:
         return _run(asyncio.wait_for(exchange, deadline))
     except asyncio.TimeoutError:
         raise DeadlinePassed(f"no answer within {deadline:g} s") from None
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
+        raise SendFailed(_failure(error)) from error
+
+
+def _failure(error: BaseException) -> str:
+    """A client error as its type and, for a socket error, the system's reason (``ConnectError: ...refused``)."""
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(cause, OSError) and cause.strerror:
+        return f"{type(error).__name__}: {cause.strerror}"
+    return type(error).__name__
 
 
 async def _exchange(method: str, url: str, deadline: float, cap: int, request: dict[str, Any]) -> Answer:
@@ -208,17 +284,19 @@ async def _exchange(method: str, url: str, deadline: float, cap: int, request: d
     async with httpx.AsyncClient(timeout=deadline, follow_redirects=False) as client:
         async with client.stream(method, url, **request) as response:
             status, redirect = response.status_code, response.is_redirect
+            location = response.headers.get("location") if redirect else None
+            answer = functools.partial(Answer, status, redirect, location=location and location[:_LOCATION_CHARS])
             declared = response.headers.get("content-length", "")
             if cap == 0:
-                return Answer(status, redirect, None, 0)
+                return answer(None, 0)
             if declared.isdigit() and len(declared) <= 20 and int(declared) > cap:  # refused unread
-                return Answer(status, redirect, None, int(declared))
+                return answer(None, int(declared))
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
                 if len(body) > cap:  # hang up: the rest is never read
-                    return Answer(status, redirect, None, len(body))
-            return Answer(status, redirect, bytes(body), len(body))
+                    return answer(None, len(body))
+            return answer(bytes(body), len(body))
 
 
 def _run(exchange: Coroutine[Any, Any, Answer]) -> Answer:
