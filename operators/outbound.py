@@ -29,6 +29,7 @@ import concurrent.futures
 import functools
 import ipaddress
 import math
+import os
 import socket
 import urllib.parse
 from collections.abc import Coroutine
@@ -270,12 +271,16 @@ def send(
 
 
 def _failure(error: BaseException) -> str:
-    """A client error as its type and, for a socket error, the system's reason (``ConnectError: ...refused``)."""
+    """A client error as its type and the system's reason for the socket error under it (``ConnectError: ...``)."""
     cause: BaseException | None = error
-    while cause is not None and not isinstance(cause, OSError):
+    while cause is not None:
+        # The errno's own words (asyncio's text quotes the address); a resolver's error has a negative errno
+        # and its own words; a wrapper's OSError ("All connection attempts failed") has neither.
+        if isinstance(cause, OSError) and (cause.errno or 0) > 0:
+            return f"{type(error).__name__}: {os.strerror(cause.errno)}"
+        if isinstance(cause, OSError) and cause.errno and cause.strerror:
+            return f"{type(error).__name__}: {cause.strerror}"
         cause = cause.__cause__ or cause.__context__
-    if isinstance(cause, OSError) and cause.strerror:
-        return f"{type(error).__name__}: {cause.strerror}"
     return type(error).__name__
 
 
