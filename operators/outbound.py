@@ -1,25 +1,18 @@
 """Everything tessera sends over the network goes through :func:`send`: one client, one set of bounds.
 
-Webhook URLs come from DAG files and SCHEDULE statements, an HTTP function's
-target from a connection; the request leaves from the dag-processor or a worker,
-inside the deployment's network. A target on loopback, link-local (the cloud
-metadata service at 169.254.169.254, which hands out credentials), a private or
-shared range, multicast, unspecified or reserved space would let whoever writes
-that URL make Airflow call services only the deployment can reach. So those are
-refused, as literal addresses when the DAG is parsed and as resolved addresses
-when the request is sent, unless ``[tessera] allow_private_outbound = True``.
+Webhook URLs come from DAG files and SCHEDULE statements, an HTTP function's target from a connection;
+the request leaves from the dag-processor or a worker, inside the deployment's network. A target on
+loopback, link-local (the cloud metadata service at 169.254.169.254, which hands out credentials), a
+private or shared range, multicast, unspecified or reserved space would let whoever writes that URL make
+Airflow call services only the deployment can reach. So those are refused, as literal addresses when the
+DAG is parsed and as resolved addresses when the request is sent, unless ``[tessera] allow_private_outbound``.
 
-The ``tessera`` CLI's ``--api`` is different: the operator typed it, and it is usually
-their own API server on loopback, so :func:`send` takes ``private_ok`` and every caller
-says which kind of URL it holds. Everything else holds for both kinds: only ``http`` and
-``https`` (never ``file://`` or ``ftp://``), no redirect followed (a redirect would carry
-the request's credentials, a bearer token or basic auth, to whatever origin it names, and
-a public URL could redirect to a private one), one deadline for the whole exchange, and an
-answer's body read only up to a cap: the far end is not trusted to stop talking. URLs are
-shown in logs and errors only through :func:`redact_url`.
-
-``tests/test_outbound_guard.py`` fails if any other module of tessera opens a connection
-itself (``urllib.request``, ``http.client``, ``httpx``, ``requests``, ``socket.create_connection``...).
+The CLI's ``--api`` is the operator's own, usually their API server on loopback: :func:`send`'s
+``private_ok`` says which kind a caller holds. The rest holds for both: ``http``/``https`` only (never
+``file://``), no redirect followed (it would carry the request's token or basic auth to whatever origin
+it names, and a public URL could redirect to a private one), one deadline for the whole exchange, and a
+body read only up to a cap: the far end is not trusted to stop talking. URLs reach logs and errors only
+through :func:`redact_url`. ``tests/test_outbound_guard.py`` fails if another module opens a connection.
 """
 
 from __future__ import annotations
@@ -59,15 +52,10 @@ class DeadlinePassed(Exception):
 
 
 class SendFailed(Exception):
-    """The request could not be made or its answer not read (refused, reset, not HTTP).
-
-    The message is the failure's kind and the system's reason (``ConnectError: Connection refused``),
-    never the client's own text, which may quote the URL and its secrets.
-    """
+    """No answer (refused, reset, not HTTP): its kind and the system's reason, never the client's text (the URL)."""
 
 
-_LOCATION_CHARS = 2048
-"""The most of a redirect's ``Location`` kept: enough for any origin, not a header a server pads."""
+_LOCATION_CHARS = 2048  # of a redirect's Location: enough for any origin, not all a hostile server pads it with
 
 
 @dataclass(frozen=True)
@@ -204,7 +192,7 @@ def check_scheme(field: str, url: str) -> None:
     if parts is None or parts.scheme.lower() not in SCHEMES or not parts.hostname:
         raise OutboundRefused(
             f"{field}: {ascii(redact_url(url)[:200])}; tessera sends requests only to http:// or https:// URLs "
-            "with a host, e.g. http://localhost:8080"
+            "with a host"
         )
 
 
@@ -212,12 +200,11 @@ def origin(url: str) -> str:
     """``scheme://host[:port]`` of ``url``: where a request goes, without its path, query or credentials."""
     try:
         parts = urllib.parse.urlsplit(url)
-        port = parts.port
+        port = "" if parts.port is None else f":{parts.port}"
     except ValueError:
         return "<a URL that cannot be parsed>"
     host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{port}"
 
 
 def redact_url(url: str) -> str:
@@ -245,12 +232,11 @@ def send(
 ) -> Answer:
     """One request, finished within ``deadline`` seconds (connecting, sending, the answer and its body).
 
-    ``url`` must be http(s) (:func:`check_scheme`). ``private_ok=False`` is for a URL a DAG file,
-    a connection or a template gives: its host must resolve to public addresses (:func:`check_url`).
-    ``private_ok=True`` is for a URL the operator gave on the command line (``tessera --api``), which
-    may name their own network. Redirects are never followed: a 3xx comes back as the answer, with
-    its ``location``. The body is read up to ``max_body_bytes`` (0: not at all) and the connection
-    dropped past it. ``request`` goes to ``httpx`` (``json``, ``content``, ``headers``, ``auth``).
+    ``url`` must be http(s) (:func:`check_scheme`). ``private_ok=False``: a URL a DAG file, a connection or
+    a template gives, whose host must resolve to public addresses (:func:`check_url`); ``True``: one the
+    operator gave the CLI (``--api``), which may name their own network. A redirect is never followed: the
+    3xx is the answer, with its ``location``. The body is read up to ``max_body_bytes`` (0: not at all), the
+    connection dropped past it. ``request`` goes to ``httpx`` (``json``, ``content``, ``headers``, ``auth``).
 
     :raises OutboundRefused: the URL's scheme, or its host under the public-address policy; nothing was sent.
     :raises DeadlinePassed: past the deadline, however the far end paced its bytes.

@@ -119,7 +119,7 @@ class RemoteApi:
         try:
             outbound.check_scheme("`--api`", url)
         except outbound.OutboundRefused as error:
-            raise Refused(str(error)) from None
+            raise Refused(f"{error}, e.g. http://localhost:8080") from None
         return cls(url.rstrip("/"), token(bearer), timeout(seconds))
 
     def get(self, path: str, query: dict[str, str], *, shape: Any, what: str, max_bytes: int) -> Any:
