@@ -166,6 +166,27 @@ def test_a_redirect_to_another_port_is_refused_and_the_token_goes_nowhere(server
     assert [auth for _, auth in hostile.seen] == [f"Bearer {TOKEN}"], "the token goes where --api points, once"
 
 
+@pytest.mark.parametrize(
+    ("location", "origin"),
+    [
+        pytest.param("http://169.254.169.254/latest/meta-data/iam/", "http://169.254.169.254", id="cloud-metadata"),
+        pytest.param("https://u:p@evil.example:8443/?t=1", "https://evil.example:8443", id="credentials-in-it"),
+        pytest.param("file:///etc/passwd", "file://", id="a-local-file"),
+        pytest.param("/login?next=/tessera", "http://127.0.0.1:{port}", id="same-origin"),
+    ],
+)
+def test_any_redirect_is_refused_naming_only_its_origin(servers, location, origin, capsys):
+    """Not even to the same origin: the operator gives the address the API server answers on, once."""
+    hostile, _ = servers
+    hostile.other = location  # the handler redirects to `other` + the path asked
+    code, line, _ = _run("why", _base(hostile), capsys)
+    assert code == EXIT_USAGE
+    shown = origin.format(port=hostile.server_address[1])
+    assert f"answered 302, a redirect to {shown}; tessera follows no redirects" in line
+    assert "meta-data" not in line and "u:p" not in line and "passwd" not in line
+    assert len(hostile.seen) == 1
+
+
 @pytest.mark.parametrize("caller", CALLERS)
 def test_an_endless_body_is_read_up_to_the_cap_and_no_further(servers, caller, capsys):
     hostile, _ = servers
