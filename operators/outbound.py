@@ -1,25 +1,28 @@
-"""Where tessera may send requests: public addresses only, unless the deployment allows its own network.
+"""Everything tessera sends over the network goes through :func:`send`: one client, one set of bounds.
 
-Webhook URLs come from DAG files and SCHEDULE statements, an HTTP function's
-target from a connection; the request leaves from the dag-processor or a worker,
-inside the deployment's network. A target on loopback, link-local (the cloud
-metadata service at 169.254.169.254, which hands out credentials), a private or
-shared range, multicast, unspecified or reserved space would let whoever writes
-that URL make Airflow call services only the deployment can reach. So those are
-refused, as literal addresses when the DAG is parsed and as resolved addresses
-when the request is sent, unless ``[tessera] allow_private_outbound = True``.
+Webhook URLs come from DAG files and SCHEDULE statements, an HTTP function's target from a connection;
+the request leaves from the dag-processor or a worker, inside the deployment's network. A target on
+loopback, link-local (the cloud metadata service at 169.254.169.254, which hands out credentials), a
+private or shared range, multicast, unspecified or reserved space would let whoever writes that URL make
+Airflow call services only the deployment can reach. So those are refused, as literal addresses when the
+DAG is parsed and as resolved addresses when the request is sent, unless ``[tessera] allow_private_outbound``.
 
-Requests made under this policy (:func:`send`) follow no redirects (a public URL
-could redirect to a private one), end by one deadline for the whole exchange, and
-read an answer's body only up to a cap: the far end is not trusted to stop talking.
-URLs are shown in logs and errors only through :func:`redact_url`.
+The CLI's ``--api`` is the operator's own, usually their API server on loopback: :func:`send`'s
+``private_ok`` says which kind a caller holds. The rest holds for both: ``http``/``https`` only (never
+``file://``), no redirect followed (it would carry the request's token or basic auth to whatever origin
+it names, and a public URL could redirect to a private one), one deadline for the whole exchange, and a
+body read only up to a cap: the far end is not trusted to stop talking. URLs reach logs and errors only
+through :func:`redact_url`. ``tests/test_outbound_guard.py`` fails if another module opens a connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import ipaddress
+import math
+import os
 import socket
 import urllib.parse
 from collections.abc import Coroutine
@@ -28,6 +31,7 @@ from typing import Any
 
 import httpx
 
+SCHEMES = ("http", "https")
 CONFIG_SECTION = "tessera"
 ALLOW_OPTION = "allow_private_outbound"
 
@@ -47,6 +51,13 @@ class DeadlinePassed(Exception):
     """The exchange did not finish within its deadline; what was under way was dropped."""
 
 
+class SendFailed(Exception):
+    """No answer (refused, reset, not HTTP): its kind and the system's reason, never the client's text (the URL)."""
+
+
+_LOCATION_CHARS = 2048  # of a redirect's Location: enough for any origin, not all a hostile server pads it with
+
+
 @dataclass(frozen=True)
 class Answer:
     """What came back: the status, and the body unless it was over the cap (``None``: not read further)."""
@@ -56,6 +67,8 @@ class Answer:
     body: bytes | None
     size: int
     """Bytes of body read (at least this many were sent); the declared length when it alone was over the cap."""
+    location: str | None = None
+    """A redirect's ``Location`` (not followed), as sent: relative or absolute."""
 
 
 def private_allowed() -> bool:
@@ -166,6 +179,34 @@ def check_url(field: str, url: str, *, resolve: bool) -> None:
         )
 
 
+def check_scheme(field: str, url: str) -> None:
+    """Refuse ``url`` unless it is ``http://`` or ``https://`` with a host (``file://`` would read a local file).
+
+    :raises OutboundRefused: naming ``field`` and the URL, redacted.
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number or out of range
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in SCHEMES or not parts.hostname:
+        raise OutboundRefused(
+            f"{field}: {ascii(redact_url(url)[:200])}; tessera sends requests only to http:// or https:// URLs "
+            "with a host"
+        )
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``: where a request goes, without its path, query or credentials."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = "" if parts.port is None else f":{parts.port}"
+    except ValueError:
+        return "<a URL that cannot be parsed>"
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{f'[{host}]' if ':' in host else host}{port}"
+
+
 def redact_url(url: str) -> str:
     """``url`` as logs and messages may show it: credentials and query values replaced by ``***``.
 
@@ -186,21 +227,47 @@ def redact_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query, fragment="***" if parts.fragment else ""))
 
 
-def send(method: str, url: str, *, deadline: float, max_body_bytes: int, **request: Any) -> Answer:
+def send(
+    method: str, url: str, *, field: str, private_ok: bool, deadline: float, max_body_bytes: int, **request: Any
+) -> Answer:
     """One request, finished within ``deadline`` seconds (connecting, sending, the answer and its body).
 
-    The body is read up to ``max_body_bytes`` (0: not at all) and the connection dropped past
-    it. Check the target with :func:`check_url` first. ``request`` goes to ``httpx`` (``json``,
-    ``content``, ``headers``, ``auth``).
+    ``url`` must be http(s) (:func:`check_scheme`). ``private_ok=False``: a URL a DAG file, a connection or
+    a template gives, whose host must resolve to public addresses (:func:`check_url`); ``True``: one the
+    operator gave the CLI (``--api``), which may name their own network. A redirect is never followed: the
+    3xx is the answer, with its ``location``. The body is read up to ``max_body_bytes`` (0: not at all), the
+    connection dropped past it. ``request`` goes to ``httpx`` (``json``, ``content``, ``headers``, ``auth``).
 
+    :raises OutboundRefused: the URL's scheme, or its host under the public-address policy; nothing was sent.
     :raises DeadlinePassed: past the deadline, however the far end paced its bytes.
-    :raises httpx.HTTPError: the request failed (its text may quote the URL: show its type).
+    :raises SendFailed: the request failed (unreachable, reset, not HTTP).
     """
+    if not 0 < deadline < math.inf:
+        raise ValueError(f"deadline: {deadline!r}; give the seconds the whole exchange may take, above 0")
+    check_scheme(field, url)
+    if not private_ok:
+        check_url(field, url, resolve=True)
     exchange = _exchange(method, url, deadline, max_body_bytes, request)
     try:
         return _run(asyncio.wait_for(exchange, deadline))
     except asyncio.TimeoutError:
         raise DeadlinePassed(f"no answer within {deadline:g} s") from None
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
+        raise SendFailed(_failure(error)) from error
+
+
+def _failure(error: BaseException) -> str:
+    """A client error as its type and the system's reason for the socket error under it (``ConnectError: ...``)."""
+    cause: BaseException | None = error
+    while cause is not None:
+        # The errno's own words (asyncio's text quotes the address); a resolver's error has a negative errno
+        # and its own words; a wrapper's OSError ("All connection attempts failed") has neither.
+        if isinstance(cause, OSError) and (cause.errno or 0) > 0:
+            return f"{type(error).__name__}: {os.strerror(cause.errno)}"
+        if isinstance(cause, OSError) and cause.errno and cause.strerror:
+            return f"{type(error).__name__}: {cause.strerror}"
+        cause = cause.__cause__ or cause.__context__
+    return type(error).__name__
 
 
 async def _exchange(method: str, url: str, deadline: float, cap: int, request: dict[str, Any]) -> Answer:
@@ -208,17 +275,19 @@ async def _exchange(method: str, url: str, deadline: float, cap: int, request: d
     async with httpx.AsyncClient(timeout=deadline, follow_redirects=False) as client:
         async with client.stream(method, url, **request) as response:
             status, redirect = response.status_code, response.is_redirect
+            location = response.headers.get("location") if redirect else None
+            answer = functools.partial(Answer, status, redirect, location=location and location[:_LOCATION_CHARS])
             declared = response.headers.get("content-length", "")
             if cap == 0:
-                return Answer(status, redirect, None, 0)
+                return answer(None, 0)
             if declared.isdigit() and len(declared) <= 20 and int(declared) > cap:  # refused unread
-                return Answer(status, redirect, None, int(declared))
+                return answer(None, int(declared))
             body = bytearray()
             async for chunk in response.aiter_bytes():
                 body += chunk
                 if len(body) > cap:  # hang up: the rest is never read
-                    return Answer(status, redirect, None, len(body))
-            return Answer(status, redirect, bytes(body), len(body))
+                    return answer(None, len(body))
+            return answer(bytes(body), len(body))
 
 
 def _run(exchange: Coroutine[Any, Any, Answer]) -> Answer:

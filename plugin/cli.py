@@ -7,6 +7,7 @@
     $ tessera plan --api http://localhost:8080 --token "$TOKEN"
     $ tessera plan dags/ --load               # run starts per minute over the next 24 h, spikes
     $ tessera plan dags/etl.py --from 2026-01-01T00:00Z --to 2026-01-01T23:59:59Z   # backfill preview
+    $ tessera plan etl                        # a DAG id: its stored plan, from the metadata DB
     $ tessera plan etl --from 2026-01-01T00:00Z --to 2026-01-02T00:00Z  # a DAG id in the metadata DB
     $ tessera pause etl --note "source down, see INC-12"   # see tessera.plugin.cli_pause
 
@@ -16,7 +17,9 @@ DAG's start and end dates bound them as they bound the scheduler. It exits 1 whe
 declared schedules contradict each other (unknown AFTER parents, cycles), and 2, with a message naming the
 option and never a traceback, for anything it will not work with (:mod:`tessera.plugin.cli_inputs`): the
 REST API's bounds (instants with a timezone in 1900-2999, at most 1000 runs, a preview of at most 1000 runs),
-a path that is not DAG files, an ``--api`` that is not an http(s) URL, a database it cannot read.
+a path that is not DAG files, a DAG id that is not text, no metadata database to read (:mod:`.cli_database`),
+a database it cannot read, and an ``--api`` it refuses or that answers anything but the route's answer
+(:class:`~tessera.plugin.cli_inputs.RemoteApi`: http(s) only, no redirect, ``--timeout``, a size cap).
 """
 
 from __future__ import annotations
@@ -27,14 +30,22 @@ import datetime
 import json
 import os
 import sys
-import urllib.error
 import urllib.parse
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from . import cli_pause
 from .api.errors import ApiError
-from .cli_inputs import Refused, api_url, count, get_json, instant, load_dags
+from .cli_inputs import (
+    DEFAULT_TIMEOUT_SECONDS,
+    MAX_DAG_RESPONSE_BYTES,
+    MAX_RESPONSE_BYTES,
+    RemoteApi,
+    count,
+    dag_id,
+    instant,
+    load_dags,
+)
 
 EXIT_OK, EXIT_CONTRADICTION, EXIT_USAGE = 0, 1, 2
 
@@ -43,12 +54,18 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tessera", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     plan = commands.add_parser("plan", help="print the next runs, their run-after, windows and phase")
-    plan.add_argument("path", nargs="?", help="a DAG file or a folder of them (or, with --from/--to, a DAG id)")
+    plan.add_argument("path", nargs="?", help="a DAG file or a folder of them, or a DAG id in the metadata DB")
     plan.add_argument("--dag-id", help="only this DAG")
     plan.add_argument("--count", type=int, default=5, help="runs per DAG (default 5, at most 1000)")
     plan.add_argument("--after", help="list runs starting after this instant, e.g. 2026-03-02T12:00Z (default now)")
     plan.add_argument("--api", help="read a running deployment instead, e.g. http://localhost:8080")
     plan.add_argument("--token", default=os.environ.get("TESSERA_API_TOKEN"), help="JWT for --api")
+    plan.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_SECONDS,
+        help=f"seconds the whole --api exchange may take (default {DEFAULT_TIMEOUT_SECONDS:g}, at most 3600)",
+    )
     plan.add_argument("--json", action="store_true", help="print JSON instead of a table")
     plan.add_argument("--load", action="store_true", help="run starts per minute over the next 24 h, every DAG")
     plan.add_argument("--from", dest="from_date", help="backfill preview: as --from-date, with a zone")
@@ -110,16 +127,29 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
     return {"dags": dags, "contradictions": contradictions, "plan_check": check}
 
 
-def remote_plan(api: str, token: str | None, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict:
+def remote_plan(api: RemoteApi, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict:
     """The plan route of a running deployment (``/tessera/api/v1/...``)."""
+    from .api.models import DagPlan, PlanResponse
+
     query = {"count": str(count), "after": after.isoformat()}
-    path = "plan" if dag_id is None else f"dags/{urllib.parse.quote(dag_id, safe='')}/plan"
-    body = get_json(api, token, path, query)
-    if not isinstance(body, dict) or "dags" not in body and "dag_id" not in body:
-        raise Refused(f"`--api`: {api} did not answer a tessera plan; give the address of Airflow's API server")
-    if dag_id is not None:  # one DAG: wrap it like the list
-        return {"dags": [body], "contradictions": body["contradictions"], "plan_check": "ok"}
-    return body
+    if dag_id is None:
+        return api.get("plan", query, shape=PlanResponse, what="plan", max_bytes=MAX_RESPONSE_BYTES)
+    path = f"dags/{urllib.parse.quote(dag_id, safe='')}/plan"
+    body = api.get(path, query, shape=DagPlan, what="DAG plan", max_bytes=MAX_DAG_RESPONSE_BYTES)
+    return {"dags": [body], "contradictions": body["contradictions"], "plan_check": "ok"}  # wrapped like the list
+
+
+def stored_plan(dag_id: str, *, count: int, after: datetime.datetime) -> dict[str, Any]:
+    """The plan of a DAG stored in the metadata database this Airflow CLI is configured for, as the API answers it."""
+    from airflow.utils.session import create_session
+
+    from .api.row_errors import plan_row
+    from .api.schedules import scheduled_dag
+
+    with create_session() as session:
+        row = plan_row(scheduled_dag(session, dag_id), after=after, count=count, until=None, contradictions=[])
+        body = row.model_dump(mode="json")
+    return {"dags": [body], "contradictions": body["contradictions"], "plan_check": "ok"}
 
 
 def _short(iso: str) -> str:
@@ -147,19 +177,18 @@ def render(plan: dict[str, Any], out: TextIO) -> None:
         out.write(f"declared-schedule check {plan['plan_check']}\n")
 
 
-def _previews(args: argparse.Namespace) -> int:
+def _previews(args: argparse.Namespace, api: RemoteApi | None) -> int:
     """``--load`` and ``--from``/``--to``: the fleet's load, or the runs a backfill creates."""
     from . import cli_previews
+    from .cli_database import require_metadata_database
 
     if args.load:
-        if (args.path is None) == (args.api is None):
+        if (args.path is None) == (api is None):
             print("tessera plan --load: give a DAG file or folder, or --api URL (one of them)", file=sys.stderr)
             return EXIT_USAGE
         # Airflow logs to stdout while it loads; keep stdout for the answer itself.
         with contextlib.redirect_stdout(sys.stderr):
-            answer: Any = (
-                cli_previews.remote_load(args.api, args.token) if args.api else cli_previews.local_load(args.path)
-            )
+            answer: Any = cli_previews.remote_load(api) if api else cli_previews.local_load(args.path)
         render = cli_previews.render_load
     else:
         if None in (args.from_date, args.to_date) or args.path is None:
@@ -169,10 +198,12 @@ def _previews(args: argparse.Namespace) -> int:
         with contextlib.redirect_stdout(sys.stderr):
             if cli_previews.is_path(args.path):
                 answer = cli_previews.local_backfill(args.path, dag_id=args.dag_id, **dates)
-            elif args.api:
-                answer = cli_previews.remote_backfill(args.api, args.token, args.path, **dates)
+            elif api:
+                answer = cli_previews.remote_backfill(api, dag_id("`dag_id`", args.path), **dates)
             else:
-                answer = cli_previews.stored_backfill(args.path, **dates)
+                asked = dag_id("`dag_id`", args.path)
+                require_metadata_database(api_option=True)
+                answer = cli_previews.stored_backfill(asked, **dates)
         render = cli_previews.render_backfill
     _print(answer, render, as_json=args.json)
     return EXIT_OK
@@ -186,18 +217,26 @@ def _print(answer: Any, render: Any, *, as_json: bool) -> None:
         render(answer, sys.stdout)
 
 
-def _plan(args: argparse.Namespace) -> int:
-    if (args.path is None) == (args.api is None):
-        print("tessera plan: give a DAG file or folder, or --api URL (one of them)", file=sys.stderr)
+def _plan(args: argparse.Namespace, api: RemoteApi | None) -> int:
+    from .cli_database import require_metadata_database
+    from .cli_previews import is_path
+
+    if (args.path is None) == (api is None):
+        print("tessera plan: give a DAG file or folder, a DAG id, or --api URL (one of them)", file=sys.stderr)
         return EXIT_USAGE
     count_ = count(args.count)
     from ._airflow import utcnow  # here: importing Airflow costs a second the --help and --api forms need not pay
 
     after = instant("--after", args.after) if args.after is not None else utcnow()
-    if args.api is not None:
-        plan = remote_plan(args.api, args.token, dag_id=args.dag_id, count=count_, after=after)
-    else:
+    if api is not None:
+        plan = remote_plan(api, dag_id=args.dag_id, count=count_, after=after)
+    elif is_path(args.path):
         plan = local_plan(args.path, dag_id=args.dag_id, count=count_, after=after)
+    else:
+        asked = dag_id("`dag_id`", args.path)
+        require_metadata_database(api_option=True)
+        with contextlib.redirect_stdout(sys.stderr):  # Airflow may log to stdout while it loads
+            plan = stored_plan(asked, count=count_, after=after)
     _print(plan, render, as_json=args.json)
     if args.dag_id is not None and not plan["dags"]:
         print(f"tessera plan: no tessera-scheduled DAG {args.dag_id!r}", file=sys.stderr)
@@ -209,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tessera`` console script."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from .cli_database import database_failure
+
     args = _parser().parse_args(argv)
     if args.command == "why":
         from . import cli_why
@@ -217,32 +258,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command != "plan":
         return cli_pause.run(args)
     try:
-        if args.api is not None:
-            api_url(args.api)
+        if args.dag_id is not None:
+            dag_id("`--dag-id`", args.dag_id)
+        api = None if args.api is None else RemoteApi.checked(args.api, args.token, args.timeout)
         if args.load or args.from_date is not None or args.to_date is not None:
-            return _previews(args)
-        return _plan(args)
-    except urllib.error.HTTPError as error:
-        print(f"tessera plan: {args.api} answered {error.code}: {_excerpt(error)}", file=sys.stderr)
-    except urllib.error.URLError as error:
-        print(f"tessera plan: cannot reach {args.api}: {error.reason}", file=sys.stderr)
+            return _previews(args, api)
+        return _plan(args, api)
     except ApiError as error:  # the REST API's refusals, raised locally: a range too long or in the future
         print(f"tessera plan: {error.detail}", file=sys.stderr)
     except SQLAlchemyError as error:  # a DAG id, read from the metadata database this Airflow is configured for
-        reason = str(error.orig if getattr(error, "orig", None) is not None else error).splitlines()[0]
-        print(
-            f"tessera plan: cannot read the metadata database ({type(error).__name__}: {reason}); run it where "
-            "Airflow is configured for your deployment (airflow db check), or give a DAG file",
-            file=sys.stderr,
-        )
+        print(f"tessera plan: {database_failure(error)}, or give a DAG file", file=sys.stderr)
     except (ValueError, OSError) as error:  # Refused, and what the system refuses (a header with a newline, ...)
         print(f"tessera plan: {error}", file=sys.stderr)
     return EXIT_USAGE
-
-
-def _excerpt(error: urllib.error.HTTPError) -> str:
-    body = error.read()[:500].decode("utf-8", "replace")
-    return body or str(error.reason)
 
 
 if __name__ == "__main__":

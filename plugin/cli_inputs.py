@@ -1,15 +1,19 @@
-"""What ``tessera plan`` accepts, checked before any work: the same bounds and words as the REST API.
+"""What ``tessera plan`` and ``tessera why`` accept, checked before any work: the same bounds and words as the REST API.
 
 Every option is checked here and a bad one is a :class:`Refused` whose message names the
-option, shows the value safely and says how to fix it; ``tessera plan`` prints it after
-``tessera plan: `` and exits 2, never with a traceback.
+option, shows the value safely and says how to fix it; the command prints it after
+``tessera plan: `` (or ``tessera why: ``) and exits 2, never with a traceback.
 
 * instants (``--after``, ``--from``, ``--to``): ISO 8601 with a timezone, in tessera's supported
   range (the REST API's :func:`~tessera.plugin.api.inputs.supported_instant`); a naive instant is
   refused everywhere rather than guessed;
 * ``--count``: 1 to :data:`~tessera.plugin.api.inputs.MAX_COUNT`, as the API's ``count``;
-* ``--api``: an ``http://`` or ``https://`` URL (``urllib`` would also read ``file://``), read with
-  redirects to other schemes refused and at most :data:`MAX_RESPONSE_BYTES` of JSON;
+* a DAG id: Unicode text (a shell can pass bytes that are not UTF-8);
+* ``--api``, ``--token``, ``--timeout``: a :class:`RemoteApi`, read through tessera's one outbound
+  client (:mod:`tessera.operators.outbound`): http(s) only, no redirect followed (the token would
+  go along to wherever it points), the whole exchange within ``--timeout``, the answer at most
+  :data:`MAX_RESPONSE_BYTES` (one DAG's :data:`MAX_DAG_RESPONSE_BYTES`) of JSON in the shape of the
+  route's response model;
 * a DAG path: a folder, or a regular ``.py`` (or ``.zip``) file, which is imported even if it does
   not mention ``airflow`` and ``dag`` (Airflow's safe mode would silently skip it).
 """
@@ -23,13 +27,23 @@ import os
 import stat
 import sys
 import urllib.parse
-import urllib.request
+from dataclasses import dataclass
 from typing import Any
+
+from tessera.operators import outbound
+from tessera.timetables.values import not_unicode
 
 from .api.inputs import MAX_COUNT, supported_instant
 
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
-"""The most a ``--api`` answer may hold (a plan of thousands of DAGs is tens of MB)."""
+"""The most a fleet's ``--api`` answer may hold (the plan of thousands of DAGs is tens of MB)."""
+MAX_DAG_RESPONSE_BYTES = 16 * 1024 * 1024
+"""The most one DAG's ``--api`` answer may hold: its plan (at most 1000 runs), a backfill preview (at most
+1000 runs) or a why answer are a few hundred kB at most."""
+DEFAULT_TIMEOUT_SECONDS = 120.0
+MAX_TIMEOUT_SECONDS = 3600.0
+EXCERPT_CHARS = 200
+"""The most of an error answer's body a message quotes."""
 DAG_FILE_SUFFIXES = (".py", ".zip")
 
 
@@ -61,15 +75,12 @@ def count(value: int) -> int:
     return value
 
 
-def api_url(text: str) -> str:
-    """``text`` if it is an http(s) URL with a host; anything else (``file://``, no scheme) is refused."""
-    try:
-        parts = urllib.parse.urlsplit(text)
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+def dag_id(option: str, text: str) -> str:
+    """``text`` if it is Unicode text; a shell passes bytes that are not UTF-8 as lone surrogates."""
+    if not_unicode(option, text) is not None:
         raise Refused(
-            f"`--api`: {_shown(text)}; give the API server's http:// or https:// URL, e.g. http://localhost:8080"
+            f"{option}: {ascii(text[:80])} is not UTF-8 text (the shell passed bytes no DAG id holds); give the "
+            "DAG's id as Airflow shows it"
         )
     return text
 
@@ -81,34 +92,110 @@ def token(text: str | None) -> str | None:
     return text
 
 
-class _SameSchemeRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only to another http(s) URL (urllib also follows ``ftp://``)."""
-
-    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
-        api_url(newurl)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def get_json(api: str, bearer: str | None, path: str, query: dict[str, str]) -> Any:
-    """``GET {api}/tessera/api/v1/{path}?{query}`` as JSON (HTTP errors raise ``urllib.error.HTTPError``)."""
-    url = f"{api_url(api).rstrip('/')}/tessera/api/v1/{path}"
-    if query:
-        url += "?" + urllib.parse.urlencode(query)
-    request = urllib.request.Request(url)
-    if token(bearer):
-        request.add_header("Authorization", f"Bearer {bearer}")
-    opener = urllib.request.build_opener(_SameSchemeRedirects)
-    with opener.open(request, timeout=120) as response:
-        body = response.read(MAX_RESPONSE_BYTES + 1)
-    if len(body) > MAX_RESPONSE_BYTES:
-        raise Refused(f"`--api`: {api} answered more than {MAX_RESPONSE_BYTES} bytes; ask for fewer runs (--count)")
-    try:
-        return json.loads(body)
-    except ValueError:
+def timeout(value: float) -> float:
+    if not 0 < value <= MAX_TIMEOUT_SECONDS:  # also refuses NaN, whose comparisons are all false
         raise Refused(
-            f"`--api`: {api} did not answer JSON ({_shown(body[:80].decode('utf-8', 'replace'))}); "
-            "give the address of an Airflow API server with tessera installed"
+            f"`--timeout`: {value:g}; give the seconds the whole --api exchange may take, above 0 and at most "
+            f"{MAX_TIMEOUT_SECONDS:g} (default {DEFAULT_TIMEOUT_SECONDS:g})"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class RemoteApi:
+    """A running deployment's tessera REST API, as ``--api``, ``--token`` and ``--timeout`` name it.
+
+    The operator's own API server is usually on loopback, so the public-address policy of URLs
+    from DAG files does not apply (``private_ok``); every other bound of the outbound client does.
+    """
+
+    url: str
+    token: str | None
+    deadline: float
+
+    @classmethod
+    def checked(cls, url: str, bearer: str | None, seconds: float) -> RemoteApi:
+        """The three options, each refused naming it before anything is sent."""
+        try:
+            outbound.check_scheme("`--api`", url)
+        except outbound.OutboundRefused as error:
+            raise Refused(f"{error}, e.g. http://localhost:8080") from None
+        return cls(url.rstrip("/"), token(bearer), timeout(seconds))
+
+    def get(self, path: str, query: dict[str, str], *, shape: Any, what: str, max_bytes: int) -> Any:
+        """``GET {api}/tessera/api/v1/{path}?{query}``: its JSON, checked against the route's ``shape``.
+
+        ``shape`` is the route's response model (pydantic), so the answer has every field the
+        command prints, or a :class:`Refused` names the first it lacks; ``what`` names the answer;
+        a body over ``max_bytes`` is not read further.
+        """
+        url = f"{self.url}/tessera/api/v1/{path}" + ("?" + urllib.parse.urlencode(query) if query else "")
+        shown = outbound.redact_url(self.url)
+        try:
+            answer = outbound.send(
+                "GET",
+                url,
+                field="`--api`",
+                private_ok=True,  # the operator's own API server, on loopback or their network
+                deadline=self.deadline,
+                max_body_bytes=max_bytes,
+                headers={"Authorization": f"Bearer {self.token}"} if self.token else {},
+            )
+        except outbound.OutboundRefused as error:
+            raise Refused(str(error)) from None
+        except outbound.DeadlinePassed:
+            raise Refused(
+                f"`--api`: {shown} did not finish answering within {self.deadline:g} s; check that it is the API "
+                "server and that it is up, or give a longer --timeout"
+            ) from None
+        except outbound.SendFailed as error:
+            raise Refused(
+                f"`--api`: cannot reach {shown} ({error}); check the address and that the API server runs"
+            ) from None
+        if answer.redirect:
+            target = outbound.origin(urllib.parse.urljoin(url, answer.location or ""))
+            raise Refused(
+                f"`--api`: {shown} answered {answer.status}, a redirect to {target}; tessera follows no redirects, "
+                "so the token goes only where --api points: give the address the API server answers on"
+            )
+        if answer.body is None:
+            raise Refused(
+                f"`--api`: {shown} answered {answer.status} with more than {max_bytes} bytes, not read further; "
+                "ask for less (--count, --dag-id)"
+            )
+        if answer.status != 200:
+            raise Refused(f"`--api`: {shown} answered {answer.status}: {_excerpt(answer.body)}")
+        try:
+            body = json.loads(answer.body)
+        except (ValueError, RecursionError):
+            raise Refused(
+                f"`--api`: {shown} did not answer JSON ({_excerpt(answer.body[:80])}); "
+                "give the address of an Airflow API server with tessera installed"
+            ) from None
+        return _shaped(body, shape, f"`--api`: {shown} did not answer a tessera {what}")
+
+
+def _shaped(body: Any, shape: Any, refusal: str) -> Any:
+    """``body`` itself if ``shape`` validates it (its extra fields are kept); else the first problem, named."""
+    from pydantic import ValidationError
+
+    try:
+        shape.model_validate(body)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the answer"
+        raise Refused(
+            f"{refusal} ({where}: {first['msg']}); give the address of an Airflow API server with this tessera "
+            "version installed"
         ) from None
+    return body
+
+
+def _excerpt(body: bytes) -> str:
+    """The start of a body as one printable line (a terminal shows no control characters from it)."""
+    text = " ".join(body[: EXCERPT_CHARS * 4].decode("utf-8", "replace").split())
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return ascii(text[:EXCERPT_CHARS] + ("..." if len(text) > EXCERPT_CHARS else "")) if text else "an empty body"
 
 
 def load_dags(path: str) -> Any:

@@ -8,8 +8,9 @@
 Like ``airflow dags pause``, it writes to the metadata database this Airflow is configured
 for (run it where ``airflow db check`` works), as the OS user. The note (at most 1024 bytes of
 plain text) is kept with the pause in Airflow's audit log (:mod:`tessera.operators.pauses`;
-Browse > Audit Log). It exits 2, with a message and no traceback, for a note out
-of bounds, an unknown DAG or a database it cannot reach.
+Browse > Audit Log). It exits 2, with one line and no traceback, for a note out
+of bounds, a DAG id that is not text, an unknown DAG, no metadata database to write
+(:mod:`.cli_database`; nothing is created) or a database it cannot reach.
 """
 
 from __future__ import annotations
@@ -37,23 +38,27 @@ def run(args: argparse.Namespace) -> int:
 
     from tessera.operators.pauses import UnknownDag, check_note, set_paused
 
+    from .cli_database import database_failure, require_metadata_database
+    from .cli_inputs import dag_id
+
     command = f"tessera {args.command}"
     paused = args.command == "pause"
     try:
+        asked = dag_id("`dag_id`", args.dag_id)
         note = check_note(args.note)
+        require_metadata_database(api_option=False)
         from airflow.utils.session import create_session
 
         with contextlib.redirect_stdout(sys.stderr), create_session() as session:
-            record = set_paused(session, args.dag_id, paused=paused, note=note, by=getpass.getuser())
+            record = set_paused(session, asked, paused=paused, note=note, by=getpass.getuser())
     except UnknownDag:
         print(f"{command}: dag_id: {args.dag_id!r} is not a DAG in the metadata database", file=sys.stderr)
         return EXIT_USAGE
-    except (TypeError, ValueError) as refused:
+    except (TypeError, ValueError) as refused:  # Refused included
         print(f"{command}: {refused}", file=sys.stderr)
         return EXIT_USAGE
     except SQLAlchemyError as error:
-        reason = str(getattr(error, "orig", None) or error).splitlines()[0]
-        print(f"{command}: cannot write the metadata database ({type(error).__name__}: {reason})", file=sys.stderr)
+        print(f"{command}: {database_failure(error, doing='write')}", file=sys.stderr)
         return EXIT_USAGE
     state = "paused" if record.paused else "unpaused"
     print(f"{record.dag_id}: {state} by {record.by}" + (f": {record.note}" if record.note else ""))

@@ -12,7 +12,7 @@ import os
 import urllib.parse
 from typing import Any, TextIO
 
-from .cli_inputs import Refused, get_json, load_dags
+from .cli_inputs import MAX_DAG_RESPONSE_BYTES, MAX_RESPONSE_BYTES, RemoteApi, load_dags
 
 
 def _stored(dag: Any) -> Any:
@@ -38,8 +38,10 @@ def local_load(path: str) -> dict[str, Any]:
     return load_response(fleet_load(dags, now=now), paused_left_out=0).model_dump(mode="json")
 
 
-def remote_load(api: str, token: str | None) -> dict[str, Any]:
-    return _mapping(get_json(api, token, "load", {}), api, "load")
+def remote_load(api: RemoteApi) -> dict[str, Any]:
+    from .api.load_models import LoadResponse
+
+    return api.get("load", {}, shape=LoadResponse, what="fleet load", max_bytes=MAX_RESPONSE_BYTES)
 
 
 def _hm(iso: str) -> str:
@@ -111,17 +113,13 @@ def stored_backfill(dag_id: str, *, from_date: datetime.datetime, to_date: datet
 
 
 def remote_backfill(
-    api: str, token: str | None, dag_id: str, *, from_date: datetime.datetime, to_date: datetime.datetime
+    api: RemoteApi, dag_id: str, *, from_date: datetime.datetime, to_date: datetime.datetime
 ) -> list[dict[str, Any]]:
+    from .api.backfill_preview import BackfillPreview
+
     query = {"from_date": from_date.isoformat(), "to_date": to_date.isoformat()}
-    answer = get_json(api, token, f"dags/{urllib.parse.quote(dag_id, safe='')}/backfill-preview", query)
-    return [_mapping(answer, api, "backfill preview")]
-
-
-def _mapping(answer: Any, api: str, what: str) -> dict[str, Any]:
-    if not isinstance(answer, dict):
-        raise Refused(f"`--api`: {api} did not answer a tessera {what}; give the address of Airflow's API server")
-    return answer
+    path = f"dags/{urllib.parse.quote(dag_id, safe='')}/backfill-preview"
+    return [api.get(path, query, shape=BackfillPreview, what="backfill preview", max_bytes=MAX_DAG_RESPONSE_BYTES)]
 
 
 def _short(iso: str | None) -> str:

@@ -8,7 +8,9 @@
 
 Prints the verdict, then the evidence in three parts (what the schedule decided, what Airflow
 did, what happens next), each with the record that proves it, then any record the answer
-needed and did not find. Exits 2 when the DAG is unknown or ``--at`` is not a supported instant.
+needed and did not find. Exits 2, with one line and no traceback, when the DAG is unknown, ``--at``
+is not a supported instant, there is no metadata database to read (:mod:`.cli_database`), or
+``--api`` is refused or answers anything but a tessera why answer (:class:`.cli_inputs.RemoteApi`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import argparse
 import contextlib
 import datetime
 import json
+import os
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any, TextIO
+
+from .cli_inputs import DEFAULT_TIMEOUT_SECONDS, MAX_DAG_RESPONSE_BYTES, Refused, RemoteApi, dag_id
 
 EXIT_OK, EXIT_USAGE = 0, 2
 SECTIONS = (("schedule", "What the schedule decided"), ("airflow", "What Airflow did"), ("next", "What happens next"))
@@ -52,6 +55,12 @@ def add_parser(commands: Any) -> None:
     why.add_argument("--json", action="store_true", help="print the answer as JSON")
     why.add_argument("--api", help="ask a running deployment instead, e.g. http://localhost:8080")
     why.add_argument("--token", help="JWT for --api (default $TESSERA_API_TOKEN)")
+    why.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_SECONDS,
+        help=f"seconds the whole --api exchange may take (default {DEFAULT_TIMEOUT_SECONDS:g}, at most 3600)",
+    )
 
 
 def local_answer(dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
@@ -64,14 +73,13 @@ def local_answer(dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
         return explain(session, dag_id, at=at).model_dump(mode="json")
 
 
-def remote_answer(api: str, token: str | None, dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
-    query = "" if at is None else "?" + urllib.parse.urlencode({"at": at.isoformat()})
-    url = f"{api.rstrip('/')}/tessera/api/v1/dags/{urllib.parse.quote(dag_id, safe='')}/why{query}"
-    request = urllib.request.Request(url)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    with urllib.request.urlopen(request, timeout=120) as response:
-        return json.loads(response.read())
+def remote_answer(api: RemoteApi, dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
+    """The answer of a running deployment's why route."""
+    from .api.why_models import WhyAnswer
+
+    query = {} if at is None else {"at": at.isoformat()}
+    path = f"dags/{urllib.parse.quote(dag_id, safe='')}/why"
+    return api.get(path, query, shape=WhyAnswer, what="why answer", max_bytes=MAX_DAG_RESPONSE_BYTES)
 
 
 def render(answer: dict[str, Any], out: TextIO) -> None:
@@ -91,26 +99,23 @@ def render(answer: dict[str, Any], out: TextIO) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``tessera why``: print the answer; 2 for an unknown DAG or an unreachable API."""
+    """``tessera why``: print the answer; 2 for an unknown DAG, no database, or an ``--api`` it refuses."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from .api.errors import ApiError
+    from .cli_database import require_metadata_database
 
     try:
+        asked = dag_id("`dag_id`", args.dag_id)
         if args.api:
-            import os
-
-            token = args.token or os.environ.get("TESSERA_API_TOKEN")
-            answer = remote_answer(args.api, token, args.dag_id, args.at)
+            api = RemoteApi.checked(args.api, args.token or os.environ.get("TESSERA_API_TOKEN"), args.timeout)
+            answer = remote_answer(api, asked, args.at)
         else:
+            require_metadata_database(api_option=True)
             with contextlib.redirect_stdout(sys.stderr):  # Airflow may log to stdout while it loads
-                answer = local_answer(args.dag_id, args.at)
-    except ApiError as error:
-        print(f"tessera why: {error.detail}", file=sys.stderr)
-        return EXIT_USAGE
-    except urllib.error.HTTPError as error:
-        print(f"tessera why: {args.api} answered {error.code}: {error.read().decode()[:500]}", file=sys.stderr)
-        return EXIT_USAGE
-    except urllib.error.URLError as error:
-        print(f"tessera why: cannot reach {args.api}: {error.reason}", file=sys.stderr)
+                answer = local_answer(asked, args.at)
+    except (ApiError, Refused, SQLAlchemyError) as error:
+        print(f"tessera why: {_reason(error)}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         json.dump(answer, sys.stdout, indent=2)
@@ -118,3 +123,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         render(answer, sys.stdout)
     return EXIT_OK
+
+
+def _reason(error: Exception) -> str:
+    """The one line a refusal prints: the API's detail, the refusal itself, or the database's failure."""
+    from .api.errors import ApiError
+    from .cli_database import database_failure
+
+    if isinstance(error, ApiError):
+        return str(error.detail)
+    if isinstance(error, Refused):
+        return str(error)
+    return database_failure(error) + ", or pass --api URL --token TOKEN"

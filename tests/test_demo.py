@@ -46,7 +46,7 @@ second backfill is the page's "the same command again" case; each run of a comma
 and, for the backfill, the demo's scheduler running its runs, on a CI run that is CPU-bound."""
 GETTING_STARTED = (REPO / "docs" / "getting-started.md").read_text()
 ACTIVE_BACKFILLS = "SELECT count(*) FROM backfill WHERE dag_id = ? AND completed_at IS NULL"
-COMMAND_PREFIXES = ("scripts/demo-airflow ", ".venv/bin/tessera ", "scripts/demo-token")
+COMMAND_PREFIXES = ("scripts/demo-airflow ", "scripts/demo-tessera ", ".venv/bin/tessera ", "scripts/demo-token")
 
 
 def _readme_commands() -> list[str]:
@@ -272,6 +272,18 @@ def test_every_readme_command_works_against_the_running_demo(demo: Demo, command
         done = subprocess.run(["bash", "-c", line], env=demo.env, cwd=REPO, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"try {attempt + 1}: {line}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         assert "database is locked" not in done.stdout + done.stderr
+
+
+def test_demo_tessera_reads_the_demos_database(demo: Demo):
+    """``tessera why`` and ``tessera plan DAG_ID`` read the metadata DB: scripts/demo-tessera gives them the demo's."""
+    dag_id = "tessera_cron_every_5m"
+    stored = "SELECT 1 FROM serialized_dag WHERE dag_id = ?"
+    demo.wait_for(f"{dag_id} stored", lambda: demo.query(stored, dag_id), timeout=120)
+    script = str(REPO / "scripts" / "demo-tessera")
+    why = demo.run(script, "why", dag_id).stdout.splitlines()
+    assert why[0].startswith(f"{dag_id} at "), why[:5]
+    plan = demo.run(script, "plan", dag_id, "--count", "2").stdout.splitlines()
+    assert plan[0].startswith(f"{dag_id}: "), plan[:5]
 
 
 def test_the_terminal_keeps_the_banner_and_the_components_log_to_files(demo: Demo):

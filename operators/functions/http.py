@@ -4,8 +4,8 @@ A fire POSTs the input (cursor spliced in) as JSON and takes the JSON body of an
 HTTP 200 as the output; any other status is a failed fire, so the cursor stays.
 The connection is read when the fire runs, through the Task SDK, so it may live
 in the metadata DB, an environment variable or a secrets backend, and the DAG
-parses without it. No HTTP provider is needed: the request goes through ``httpx``,
-which Airflow itself depends on.
+parses without it. No HTTP provider is needed: the request goes through tessera's one
+outbound client.
 
 The request leaves from a worker, so it obeys :mod:`tessera.operators.outbound`:
 the host must resolve to public addresses (unless the deployment allows its own
@@ -23,8 +23,6 @@ import datetime
 import ipaddress
 import json
 from typing import Any
-
-import httpx
 
 from tessera.operators import outbound
 from tessera.timetables.durations import parse_duration
@@ -123,30 +121,30 @@ class HttpFunction:
         """One request to the endpoint ``connection`` names; the output, or a :class:`FireFailed`."""
         url = self.url(connection)
         shown = f"{self.method} {outbound.redact_url(url)}"
-        try:
-            outbound.check_url(f"connection {self.conn_id!r}", url, resolve=True)
-        except outbound.OutboundRefused as error:
-            raise HttpFunctionError(str(error)) from None
         headers = connection.extra_dejson.get("headers") or {}
         auth = (connection.login, connection.password or "") if connection.login else None
         try:
             answer = outbound.send(
                 self.method,
                 url,
+                field=f"connection {self.conn_id!r}",
+                private_ok=False,  # the connection's host is checked against the public-address policy
                 deadline=self.timeout,
                 max_body_bytes=self.max_response_bytes,
                 json=payload,
                 headers=headers,
                 auth=auth,
             )
+        except outbound.OutboundRefused as error:
+            raise HttpFunctionError(str(error)) from None
         except outbound.DeadlinePassed:
             raise HttpFunctionError(
                 f"{shown} did not finish within its timeout of {self.timeout:g} s (connecting, sending, the answer "
                 "and its whole body together)"
             ) from None
-        except (httpx.HTTPError, httpx.InvalidURL) as error:
-            # The type says enough (ConnectError, RemoteProtocolError); its text may quote the answer or the URL.
-            raise HttpFunctionError(f"{shown} failed: {type(error).__name__}") from None
+        except outbound.SendFailed as error:
+            # The kind says enough (ConnectError, RemoteProtocolError); a client's text may quote the answer or the URL.
+            raise HttpFunctionError(f"{shown} failed: {error}") from None
         cap = self.max_response_bytes
         size = f"{answer.size} bytes, not recorded" if answer.body is not None else f"over {cap} bytes, not read"
         if answer.status != 200:

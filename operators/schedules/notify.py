@@ -20,7 +20,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 from airflow.sdk.bases.notifier import BaseNotifier
 
 from tessera.operators import outbound
@@ -78,36 +77,25 @@ class WebhookNotifier(BaseNotifier):
         The hook's own body is never read: only its status counts, so an endless answer costs nothing.
         """
         try:
-            outbound.check_url("webhook", url, resolve=True)
             answer = outbound.send(
                 "POST",
                 url,
+                field="webhook",
+                private_ok=False,  # a DAG file's URL: public addresses only (resolved now, not at parse time)
                 deadline=WEBHOOK_TIMEOUT_SECONDS,
                 max_body_bytes=0,
                 content=body,
                 headers={"Content-Type": "application/json"},
             )
-        except outbound.OutboundRefused as error:
+        except (outbound.OutboundRefused, outbound.SendFailed) as error:
             return str(error)
         except outbound.DeadlinePassed:
             return f"no answer within {WEBHOOK_TIMEOUT_SECONDS} s"
-        except (httpx.HTTPError, httpx.InvalidURL) as error:
-            return _failure(error)
         if answer.redirect:
             return f"answered {answer.status} (a redirect; webhooks do not follow redirects)"
         if not 200 <= answer.status < 300:
             return f"answered {answer.status}"
         return None
-
-
-def _failure(error: BaseException) -> str:
-    """A client error as its type and, for a socket error, the system's reason (``ConnectError: ...refused``)."""
-    cause: BaseException | None = error
-    while cause is not None and not isinstance(cause, OSError):
-        cause = cause.__cause__ or cause.__context__
-    if isinstance(cause, OSError) and cause.strerror:
-        return f"{type(error).__name__}: {cause.strerror}"
-    return type(error).__name__
 
 
 def email_notifier(to: Sequence[str], *, schedule: str, event: str = "failure") -> BaseNotifier:

@@ -261,3 +261,61 @@ def test_a_url_that_cannot_be_parsed_is_refused_not_raised(monkeypatch: pytest.M
 
     with pytest.raises(OutboundRefused, match=r"^connection 'x': <a URL that cannot be parsed>; give an http\(s\) URL"):
         check_url("connection 'x'", "http://[x", resolve=True)
+
+
+# -- send(): the one client, for a DAG file's URL (private_ok=False) and the operator's own (True) -----------
+
+
+@pytest.mark.parametrize("private_ok", [False, True])
+@pytest.mark.parametrize("url", ["file:///etc/hostname", "ftp://127.0.0.1/x", "gopher://127.0.0.1/", "http://"])
+def test_send_takes_only_http_urls_whoever_gave_them(url: str, private_ok: bool) -> None:
+    with pytest.raises(outbound.OutboundRefused) as caught:
+        outbound.send("GET", url, field="`--api`", private_ok=private_ok, deadline=1, max_body_bytes=10)
+    assert str(caught.value).startswith(f"`--api`: {url!r}; tessera sends requests only to http:// or https:// URLs")
+
+
+def test_send_for_the_operator_reaches_loopback_and_still_follows_no_redirect(local: tuple[str, Recorder]) -> None:
+    base, server = local
+    answer = outbound.send(
+        "POST", f"{base}/redirect", field="`--api`", private_ok=True, deadline=5, max_body_bytes=1000, content=b"{}"
+    )
+    assert (answer.status, answer.redirect, answer.location) == (302, True, "/target")
+    assert server.hits == ["/redirect"]
+
+
+def test_send_for_a_dag_files_url_refuses_loopback_before_sending(local: tuple[str, Recorder]) -> None:
+    base, server = local
+    with pytest.raises(outbound.OutboundRefused, match="^webhook: host '127.0.0.1' is a loopback address"):
+        outbound.send("POST", f"{base}/a", field="webhook", private_ok=False, deadline=5, max_body_bytes=0)
+    assert server.hits == []
+
+
+def test_send_tells_a_failure_by_its_kind_and_the_systems_reason() -> None:
+    with pytest.raises(outbound.SendFailed, match="^ConnectError: .*refused"):
+        outbound.send("GET", "http://127.0.0.1:9/x", field="`--api`", private_ok=True, deadline=5, max_body_bytes=10)
+
+
+@pytest.mark.parametrize("deadline", [0, -1, float("nan"), float("inf")])
+def test_send_needs_a_finite_deadline(deadline: float) -> None:
+    with pytest.raises(ValueError, match="^deadline: "):
+        outbound.send("GET", "http://127.0.0.1:9/", field="x", private_ok=True, deadline=deadline, max_body_bytes=1)
+
+
+def test_an_http_function_on_a_connection_that_is_not_http_is_refused_naming_it(monkeypatch) -> None:
+    monkeypatch.setenv(ALLOW, "True")
+    file_connection = Connection(conn_id="fn", conn_type="http", host="file:///etc/hostname")
+    with pytest.raises(FireFailed) as caught:
+        HttpFunction("fn").call(file_connection, {})
+    assert str(caught.value).startswith("connection 'fn': 'file:///etc/hostname'; tessera sends requests only to http")
+
+
+@pytest.mark.parametrize(
+    ("url", "origin"),
+    [
+        pytest.param("https://u:p@Hooks.example.com:8443/x?t=1", "https://hooks.example.com:8443", id="credentials"),
+        pytest.param("http://[::1]:8080/a", "http://[::1]:8080", id="ipv6"),
+        pytest.param("http://169.254.169.254/latest", "http://169.254.169.254", id="no-port"),
+    ],
+)
+def test_an_origin_is_the_scheme_host_and_port_only(url: str, origin: str) -> None:
+    assert outbound.origin(url) == origin

@@ -1,18 +1,14 @@
 """``tessera plan`` over DAG files: loaded with Airflow's DagBag (the dag policy runs), no deployment needed.
 
-The ``--api`` form is tested against a real API server in ``test_api.py``.
+The ``--api`` form is tested against a real API server in ``test_api.py`` and against hostile servers in
+``test_cli_hostile_api.py``; a DAG id without a metadata database in ``test_cli_database.py``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -194,21 +190,6 @@ def test_an_argument_out_of_bounds_is_refused_naming_it(tmp_path, capsys, argv, 
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize(
-    ("api", "shown"),
-    [
-        pytest.param("file:///etc/hostname#", "'file:///etc/hostname#'", id="a-local-file"),
-        pytest.param("ftp://example.com/", "'ftp://example.com/'", id="ftp"),
-        pytest.param("localhost:8080", "'localhost:8080'", id="no-scheme"),
-        pytest.param("http://", "'http://'", id="no-host"),
-    ],
-)
-def test_api_takes_only_http_urls(capsys, api, shown):
-    assert main(["plan", "--api", api]) == EXIT_USAGE
-    err = capsys.readouterr().err
-    assert err == f"tessera plan: `--api`: {shown}; give the API server's http:// or https:// URL, e.g. http://localhost:8080\n"
-
-
 def test_a_token_a_header_cannot_carry_is_refused_without_showing_it(capsys):
     assert main(["plan", "--api", "http://127.0.0.1:9", "--token", "secret\nInjected: yes"]) == EXIT_USAGE
     err = capsys.readouterr().err
@@ -256,51 +237,3 @@ def test_a_dag_file_that_cannot_be_imported_fails_the_command_naming_the_error(t
     assert main(["plan", str(tmp_path / "broken.py")]) == EXIT_CONTRADICTION
     out = capsys.readouterr().out
     assert "ERROR invalid_spec: broken.py: " in out and says in out
-
-
-def test_a_dag_id_without_a_deployment_database_is_a_clear_error(tmp_path):
-    """A fresh AIRFLOW_HOME whose database was never created: one line that says so, no SQLAlchemy traceback."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-    env |= {"AIRFLOW_HOME": str(tmp_path), "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{tmp_path}/none.db"}
-    argv = [str(Path(sys.executable).parent / "tessera"), "plan", "some_dag", "--from", "2026-01-01T00:00Z"]
-    done = subprocess.run([*argv, "--to", "2026-01-02T00:00Z"], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == EXIT_USAGE, done.stderr[-2000:]
-    assert "tessera plan: cannot read the metadata database (OperationalError: no such table" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
-@pytest.fixture
-def not_an_api() -> Iterator[str]:
-    """A web server that answers text, and paths that redirect to a local file or to FTP."""
-
-    class Answers(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-            if "redirect" in self.path:
-                self.send_response(302)
-                self.send_header("Location", "file:///etc/hostname" if "file" in self.path else "ftp://127.0.0.1/x")
-                self.end_headers()
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.end_headers()
-            self.wfile.write(b"hello, not JSON")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Answers)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_an_api_that_does_not_answer_json_or_redirects_to_a_file_is_a_clear_error(not_an_api, capsys):
-    assert main(["plan", "--api", not_an_api]) == EXIT_USAGE
-    assert "did not answer JSON ('hello, not JSON')" in capsys.readouterr().err
-    assert main(["plan", "--api", f"{not_an_api}/redirect-file"]) == EXIT_USAGE
-    assert "answered 302: Found - Redirection to url 'file:///etc/hostname' is not allowed" in capsys.readouterr().err
-    assert main(["plan", "--api", f"{not_an_api}/redirect-ftp"]) == EXIT_USAGE
-    assert "`--api`: 'ftp://127.0.0.1/x'; give the API server's http:// or https:// URL" in capsys.readouterr().err
