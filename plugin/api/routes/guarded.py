@@ -81,32 +81,34 @@ class Budget:
 
     unit: str
     most: int
-    checked: str
+    checked: Literal["estimate", "parameter", "fixed", "while working"]
+    how: str
     check: Callable[..., Any] | None = field(default=None, compare=False)
     parameter: str | None = None
 
     @classmethod
     def estimated(cls, unit: str, most: int, check: Callable[..., Any], *, how: str) -> Budget:
         """``check``, a dependency, turns the inputs into a cost and refuses one over ``most`` (naming what fits)."""
-        return cls(unit, most, f"before the work: {how}", check)
+        return cls(unit, most, "estimate", how, check)
 
     @classmethod
     def by_parameter(cls, unit: str, most: int, parameter: str) -> Budget:
         """The cost grows with the query parameter ``parameter`` alone, which FastAPI refuses above ``most``."""
-        return cls(unit, most, f"before the work: `{parameter}` is at most {most:,}", parameter=parameter)
+        return cls(unit, most, "parameter", f"`{parameter}` is at most {most:,}", parameter=parameter)
 
     @classmethod
     def fixed(cls, unit: str, most: int, why: str) -> Budget:
         """Nothing the caller sends changes the cost (one DAG's bounded reads, one file)."""
-        return cls(unit, most, f"fixed: {why}")
+        return cls(unit, most, "fixed", why)
 
     @classmethod
     def while_working(cls, unit: str, most: int, how: str) -> Budget:
         """A cost known only by doing the work (the runs of a range): the work stops and refuses at ``most``."""
-        return cls(unit, most, f"while working: {how}")
+        return cls(unit, most, "while working", how)
 
     def openapi(self) -> dict[str, Any]:
-        return {"unit": self.unit, "most": self.most, "checked": self.checked}
+        facts = {"unit": self.unit, "most": self.most, "checked": self.checked, "how": self.how}
+        return facts if self.parameter is None else {**facts, "parameter": self.parameter}
 
 
 ONE_DAG = Budget.fixed("DAGs", 1, "one DAG; each of its reads is bounded (the last runs, one instant)")
