@@ -209,7 +209,7 @@ def estimated_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime
     spacing = (starts[-1] - starts[0]) / (len(starts) - 1)
     if spacing <= datetime.timedelta(0):
         return cap
-    return min(cap, 1 + math.ceil((until - starts[0]) / spacing))
+    return min(cap, math.ceil((until - starts[0]) / spacing))
 
 
 @dataclass(frozen=True)
