@@ -199,3 +199,19 @@ def test_the_count_stops_at_the_cap_when_the_estimate_fell_short():
     with pytest.raises(TooMuchWork, match="hold more than 2,000 run starts \\(counted so far\\)"):
         count_load(work)
     assert MAX_FLEET_RUNS == 50_000  # the fleet plan's cap, one constant
+
+
+def test_tessera_plan_load_is_refused_as_the_api_refuses_it(tmp_path, capsys):
+    """``tessera plan <files> --load`` counts through the same ``fleet_load``: the same cap, the same words."""
+    from tessera.plugin.cli import EXIT_USAGE, main
+
+    (tmp_path / "minutely.py").write_text(
+        "from airflow.sdk import DAG\n"
+        "from tessera.timetables import Every\n"
+        "for n in range(40):\n"
+        "    with DAG(f'cli_minutely_{n:02d}', schedule=Every('1m'), start_date=None):\n"
+        "        pass\n"
+    )
+    assert main(["plan", str(tmp_path), "--load"]) == EXIT_USAGE
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said.startswith("tessera plan: `minutes`: 1440 minutes of 40 DAGs hold about 57,600 run starts"), said
