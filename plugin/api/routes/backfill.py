@@ -7,7 +7,6 @@ moment its caller leaves: it asks the route mechanism's cancellation before each
 from __future__ import annotations
 
 from airflow.utils.session import create_session
-from fastapi import APIRouter
 
 from ..backfill_preview import (
     MAX_PREVIEW_RUNS,
@@ -24,7 +23,7 @@ from .guarded import Budget as RouteBudget
 from .guarded import guarded_router, one_dag, route
 from .refusals import SIGNED_IN, refusals
 
-router: APIRouter = guarded_router(tags=["backfill"], responses=SIGNED_IN)
+router = guarded_router(tags=["backfill"], responses=SIGNED_IN)
 
 
 @route(
