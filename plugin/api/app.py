@@ -2,8 +2,9 @@
 
 This module only assembles: the routers (one per resource, in :mod:`tessera.plugin.api.routes`)
 map the domain's answers to HTTP, and the one exception handler below maps the domain's
-refusals (:mod:`tessera.plugin.api.errors`) to status codes. Who may call what is in
-:mod:`tessera.plugin.api.routes.access`; what a request may send in
+refusals (:mod:`tessera.plugin.api.errors`) to status codes. Every route is declared through
+:mod:`tessera.plugin.api.routes.guarded`, with its DAG scope, its work budget and cancellation when
+its caller leaves. Who may call what is in :mod:`tessera.plugin.api.routes.access`; what a request may send in
 :mod:`tessera.plugin.api.inputs`; a DAG whose plan or status cannot be computed is listed
 with its error (:mod:`tessera.plugin.api.row_errors`).
 
@@ -31,6 +32,7 @@ STATUS_CODES: dict[type[errors.ApiError], int] = {
     errors.Invalid: http.HTTP_400_BAD_REQUEST,
     errors.UnsupportedMediaType: http.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
     errors.Unprocessable: http.HTTP_422_UNPROCESSABLE_CONTENT,
+    errors.TooMuchWork: http.HTTP_422_UNPROCESSABLE_CONTENT,  # as a parameter over its maximum is, naming it
     errors.ContentTooLarge: http.HTTP_413_CONTENT_TOO_LARGE,
     errors.Unavailable: http.HTTP_503_SERVICE_UNAVAILABLE,
     errors.ApiError: http.HTTP_400_BAD_REQUEST,  # a refusal of a kind added without its own code

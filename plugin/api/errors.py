@@ -37,6 +37,10 @@ class Unprocessable(ApiError):
     """A body sent as JSON that is not the JSON object the route takes."""
 
 
+class TooMuchWork(Unprocessable):
+    """A request whose work would pass its route's budget; the detail names the parameter and its largest value."""
+
+
 class ContentTooLarge(ApiError):
     """A body larger than any route reads."""
 

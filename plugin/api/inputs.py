@@ -26,9 +26,11 @@ from typing import Annotated, Any, Literal, TypeVar
 from fastapi import Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ValidationError
+from starlette.requests import ClientDisconnect
 
 from tessera.timetables.limits import SUPPORTED_FROM, SUPPORTED_UNTIL, check_supported_instant
 
+from .cancellation import Abandoned
 from .errors import Unprocessable, UnsupportedMediaType
 from .json_body import MAX_BODY_BYTES, parse_json, read_capped
 
@@ -40,6 +42,9 @@ MAX_FLEET_RUNS = 50_000
 """The most runs the fleet-wide plan lists in one answer (``count`` times the DAGs listed): about two seconds
 of the API server's CPU, and the default count (10) for up to 5,000 DAGs. 1,000 runs of each of 1,000 DAGs
 took 42 s, and any reader may ask."""
+MAX_FLEET_DAGS = 10_000
+"""The most DAGs a fleet-wide list (``status``, ``triggers``, ``plan``, ``load``) reads for one caller: a larger
+fleet is read a page at a time (``GET /api/v1/page``), as Airflow's own lists are."""
 PAGE_ROWS = 1000
 """The most rows one answer of ``GET /api/v1/page`` holds, and how many unless the caller asks for fewer: an
 answer costs its rows', whatever the fleet (as Airflow's own DAG list, ``GET /api/v2/dags?limit=1000``)."""
@@ -136,7 +141,10 @@ def json_object_body(model: type[Model]) -> Callable[[Request], Awaitable[Model]
                 f"request body: Content-Type {ascii(given[:60])}; send {JSON_MEDIA_TYPE} with a JSON object such "
                 "as {} (a browser form cannot, which keeps other sites from acting with your session)"
             )
-        raw = await read_capped(request.stream(), request.headers.get("content-length"))
+        try:
+            raw = await read_capped(request.stream(), request.headers.get("content-length"))
+        except ClientDisconnect:  # the sender left mid-body: nothing to answer, nothing went wrong here
+            raise Abandoned("the caller left while sending the body") from None
         request._body = raw  # what Starlette's request.body() returns from now on (Airflow's action log reads it)
         body = parse_json(raw)
         if not isinstance(body, dict):

@@ -5,7 +5,14 @@ timetable through its public plan (``upcoming``, what the scheduler creates), an
 through its own ``next_dagrun_info_v2``, asked repeatedly as the scheduler asks it, with
 ``catchup=False`` (the scheduler's default) so the first answer is the run it creates next.
 Asking is bounded: at most :data:`RUN_CAP` runs per DAG per 24 hours (one a minute); a DAG
-that reaches the cap is listed as capped, so the counts say when they are a floor.
+that reaches the cap is listed as capped, so the counts say when they are a floor. And the
+whole answer counts at most :data:`~tessera.plugin.api.inputs.MAX_FLEET_RUNS` run starts, the
+fleet plan's cap: before any run is stepped, :func:`load_work` estimates the runs of every DAG
+(a tessera DAG's exactly, from its lane: a few periodic segments, not one entry per run; any
+other timetable's from the spacing of its next runs) and refuses a fleet over the cap, naming
+the ``minutes`` that fit; while counting, the tally stops at the cap too, for a timetable whose
+runs bunch later in the day than its first ones. Every DAG and every step passes a cancellation
+:func:`~tessera.plugin.api.cancellation.checkpoint`, so the work stops when the caller leaves.
 
 A spike is a minute with at least :data:`SPIKE_FACTOR` times the mean run starts (and at
 least 2); the spikes are listed highest first with the DAGs that form them, which is what a
@@ -21,6 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tessera.timetables.base import TesseraTimetable
+
+from .cancellation import checkpoint
+from .errors import TooMuchWork
+from .inputs import MAX_FLEET_RUNS
 
 MINUTE = datetime.timedelta(minutes=1)
 HORIZON_MINUTES = 24 * 60
@@ -146,6 +157,7 @@ def _timetable_starts(
     info = None
     # One question per run plus the ones before `start`: bounded by the cap, whatever the timetable answers.
     for _ in range(cap + 2):
+        checkpoint()  # a cron of one run a minute is 1,440 questions
         info = timetable.next_dagrun_info_v2(last_dagrun_info=info, restriction=restriction)
         if info is None or info.run_after >= until:
             return starts, False
@@ -175,18 +187,80 @@ def dag_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime.datet
     return DagStarts(dag.dag_id, starts, capped, source, phase=phase)
 
 
-def fleet_load(
-    dags: Iterable[FleetDag], *, now: datetime.datetime, minutes: int = HORIZON_MINUTES, cap: int = RUN_CAP
-) -> FleetLoad:
-    """Run starts per minute from the minute of ``now`` on, for ``minutes`` minutes, and the spikes."""
+def estimated_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int = RUN_CAP) -> int:
+    """About how many runs of ``dag`` start in ``[start, until)`` (at most ``cap``), without stepping them all.
+
+    A tessera timetable: the runs of its lane over the range, exactly, in a few segments. Any
+    other: the range over the spacing of its next two runs, which underestimates a timetable whose
+    runs come closer together later (``0 6,12-18 * * *`` asked at night); the count then stops at
+    the cap as it goes.
+    """
+    timetable = dag.timetable
+    if dag.error is not None or timetable is None:
+        return 0
+    try:
+        if isinstance(timetable, TesseraTimetable):
+            lane = timetable.plan.lane(after=start, until=until, start_date=dag.start_date, end_date=dag.end_date)
+            return min(cap, sum(segment.count for segment in lane.segments))
+        starts, more = _timetable_starts(timetable, dag, start=start, until=until, cap=2)
+    except Exception:  # counted as the error it is when the load steps it: no runs
+        return 0
+    if not more:
+        return len(starts)
+    spacing = (starts[-1] - starts[0]) / (len(starts) - 1)
+    if spacing <= datetime.timedelta(0):
+        return cap
+    return min(cap, math.ceil((until - starts[0]) / spacing))
+
+
+@dataclass(frozen=True)
+class LoadWork:
+    """A load whose cost was estimated and found within the cap: the DAGs, the range and the runs expected."""
+
+    dags: list[FleetDag]
+    start: datetime.datetime
+    minutes: int
+    cap: int = RUN_CAP
+    most: int = MAX_FLEET_RUNS
+
+
+def _too_much(minutes: int, dags: int, runs: int, most: int, *, counted: bool) -> TooMuchWork:
+    fits = minutes * most // max(runs, 1)
+    how = f"ask for minutes={fits} or fewer, or count fewer DAGs" if fits >= 1 else "count fewer DAGs"
+    found = f"hold more than {most:,} run starts (counted so far)" if counted else f"hold about {runs:,} run starts"
+    return TooMuchWork(
+        f"`minutes`: {minutes} minutes of {dags:,} DAGs {found}; one load counts at most {most:,}: {how}"
+    )
+
+
+def load_work(
+    dags: list[FleetDag], *, now: datetime.datetime, minutes: int = HORIZON_MINUTES, most: int = MAX_FLEET_RUNS
+) -> LoadWork:
+    """The load of ``dags`` over ``minutes`` from the minute of ``now``, refused before any run is counted when
+    its estimated run starts pass ``most``."""
     start = now.replace(second=0, microsecond=0)
+    until = start + minutes * MINUTE
+    estimate = 0
+    for dag in dags:
+        checkpoint()
+        estimate += estimated_starts(dag, start=start, until=until)
+    if estimate > most:
+        raise _too_much(minutes, len(dags), estimate, most, counted=False)
+    return LoadWork(dags=dags, start=start, minutes=minutes, most=most)
+
+
+def count_load(work: LoadWork) -> FleetLoad:
+    """Run starts per minute over the work's range, and the spikes; stops at the work's cap of run starts."""
+    start, minutes = work.start, work.minutes
     until = start + minutes * MINUTE
     counts = [0] * minutes
     unphased = [0] * minutes
     who: dict[int, list[str]] = {}
     found = []
-    for dag in dags:
-        answer = dag_starts(dag, start=start, until=until, cap=cap)
+    total = 0
+    for dag in work.dags:
+        checkpoint()
+        answer = dag_starts(dag, start=start, until=until, cap=work.cap)
         found.append(answer)
         for at in answer.starts:
             index = int(at.timestamp() - start.timestamp()) // 60  # pendulum's // timedelta is broken
@@ -195,6 +269,9 @@ def fleet_load(
             nominal = math.floor((at.timestamp() - answer.phase.total_seconds() - start.timestamp()) / 60)
             if 0 <= nominal < minutes:
                 unphased[nominal] += 1
+        total += len(answer.starts)
+        if total > work.most:
+            raise _too_much(minutes, len(work.dags), total, work.most, counted=True)
     load = FleetLoad(start=start, counts=counts, dags=found, counts_without_phases=unphased)
     threshold = max(2, math.ceil(SPIKE_FACTOR * load.mean))
     busiest = sorted((i for i, n in enumerate(counts) if n >= threshold), key=lambda i: (-counts[i], i))
@@ -208,3 +285,12 @@ def fleet_load(
         for index in busiest[:MAX_SPIKES]
     ]
     return load
+
+
+def fleet_load(dags: Iterable[FleetDag], *, now: datetime.datetime, minutes: int = HORIZON_MINUTES) -> FleetLoad:
+    """Run starts per minute from the minute of ``now`` on, for ``minutes`` minutes, and the spikes.
+
+    Refused (:class:`~tessera.plugin.api.errors.TooMuchWork`) when the fleet holds more run starts
+    than one load counts; what ``GET /api/v1/load`` and ``tessera plan --load`` both answer.
+    """
+    return count_load(load_work(list(dags), now=now, minutes=minutes))

@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from .broken import broken_dags
 from .broken_rows import broken_page_rows, page_update
+from .cancellation import each
 from .contradictions import all_contradictions
 from .inputs import PAGE_ROWS
 from .models import (
@@ -218,7 +219,7 @@ def page_data(
     reads = grouped_reads(items, session)
     until = lane_start(now) + LANE_AHEAD
     rows = []
-    for item in items:
+    for item in each(items):  # stops when the caller leaves (up to 1,000 rows of lanes)
         history = histories[item.dag_id]
         row = _computed_row(item, contradictions, history, reads, now=now)
         if row is None:

@@ -14,14 +14,18 @@ from airflow.timetables.interval import CronDataIntervalTimetable
 from airflow.timetables.simple import AssetTriggeredTimetable, NullTimetable
 from airflow.timetables.trigger import CronTriggerTimetable
 
-from tessera.plugin.api.load import RUN_CAP, FleetDag, dag_starts, fleet_load
+from tessera.plugin.api import load as load_module
+from tessera.plugin.api.errors import TooMuchWork
+from tessera.plugin.api.inputs import MAX_FLEET_RUNS
+from tessera.plugin.api.load import RUN_CAP, FleetDag, LoadWork, count_load, dag_starts, estimated_starts, fleet_load
 from tessera.timetables import Every, Fixed
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 3, 2, 12, 3, 20, tzinfo=UTC)
 START = datetime.datetime(2026, 3, 2, 12, 3, tzinfo=UTC)
 LONG_AGO = datetime.datetime(2025, 1, 1, tzinfo=UTC)
-FLEET = 1000
+FLEET = 500
+"""500 DAGs every 15 minutes: 48,000 run starts, within the most one load counts (50,000)."""
 
 
 @pytest.fixture(autouse=True)
@@ -113,12 +117,12 @@ def _one_cadence(make):  # noqa: ANN001, ANN202
     return fleet_load([FleetDag(f"dag_{i:04}", make(f"dag_{i:04}")) for i in range(FLEET)], now=NOW)
 
 
-def test_default_phases_flatten_a_herd_of_1000_dags_on_one_cadence():
-    """1,000 DAGs every 15 minutes: all at the quarter hour without phases; spread by their default phases."""
+def test_default_phases_flatten_a_herd_of_500_dags_on_one_cadence():
+    """500 DAGs every 15 minutes: all at the quarter hour without phases; spread by their default phases."""
     herd = _one_cadence(lambda key: Every("15m", phase=Fixed("0s"), key=key))
     phased = _one_cadence(lambda key: Every("15m", key=key))
     print(
-        f"1,000 DAGs every 15 minutes: peak-to-mean {herd.peak_to_mean} without phases, "
+        f"500 DAGs every 15 minutes: peak-to-mean {herd.peak_to_mean} without phases, "
         f"{phased.peak_to_mean} with default phases"
     )
     assert herd.peak_to_mean == 15.0  # every run of the fleet in one minute of each fifteen
@@ -163,3 +167,51 @@ def test_the_load_as_text_names_hours_and_spikes_by_the_same_clock():
     assert [line[2:7] for line in profile[:3]] == ["12:00", "13:00", "14:00"]
     assert all(line[4:7] == ":00" for line in profile)
     assert any(line.startswith("  06:00  ") and line.endswith(" 3") for line in profile)
+
+
+def test_the_estimate_is_a_tessera_dags_lane_count_and_a_built_in_timetables_next_runs_spacing():
+    until = START + datetime.timedelta(days=1)
+    assert estimated_starts(FleetDag("every_5m", Every("5m", key="every_5m")), start=START, until=until) == 288
+    assert estimated_starts(FleetDag("every_1s", Every("1s", key="every_1s")), start=START, until=until) == RUN_CAP
+    quarter = FleetDag("quarter", _cron("*/15 * * * *"), start_date=LONG_AGO)
+    assert estimated_starts(quarter, start=START, until=until) == 96
+    assert estimated_starts(FleetDag("assets", AssetTriggeredTimetable([])), start=START, until=until) == 0
+
+
+def test_a_fleet_over_the_cap_is_refused_before_a_single_dag_is_stepped(monkeypatch):
+    stepped = []
+    monkeypatch.setattr(load_module, "dag_starts", lambda dag, **_: stepped.append(dag) or dag_starts(dag, **_))
+    dags = [FleetDag(f"minutely_{i:02d}", Every("1m", key=f"minutely_{i:02d}")) for i in range(40)]
+    with pytest.raises(TooMuchWork) as refused:
+        fleet_load(dags, now=NOW)
+    assert refused.value.detail == (
+        "`minutes`: 1440 minutes of 40 DAGs hold about 57,600 run starts; one load counts at most 50,000: "
+        "ask for minutes=1250 or fewer, or count fewer DAGs"
+    )
+    assert stepped == []
+    assert fleet_load(dags, now=NOW, minutes=1250).total == 40 * 1250
+
+
+def test_the_count_stops_at_the_cap_when_the_estimate_fell_short():
+    """A timetable whose runs bunch later than its first ones is estimated low: the count itself stops."""
+    dags = [FleetDag(f"minutely_{i}", Every("1m", key=f"minutely_{i}")) for i in range(3)]
+    work = LoadWork(dags=dags, start=START, minutes=1440, most=2000)  # as if the estimate had said 2,000 or less
+    with pytest.raises(TooMuchWork, match="hold more than 2,000 run starts \\(counted so far\\)"):
+        count_load(work)
+    assert MAX_FLEET_RUNS == 50_000  # the fleet plan's cap, one constant
+
+
+def test_tessera_plan_load_is_refused_as_the_api_refuses_it(tmp_path, capsys):
+    """``tessera plan <files> --load`` counts through the same ``fleet_load``: the same cap, the same words."""
+    from tessera.plugin.cli import EXIT_USAGE, main
+
+    (tmp_path / "minutely.py").write_text(
+        "from airflow.sdk import DAG\n"
+        "from tessera.timetables import Every\n"
+        "for n in range(40):\n"
+        "    with DAG(f'cli_minutely_{n:02d}', schedule=Every('1m'), start_date=None):\n"
+        "        pass\n"
+    )
+    assert main(["plan", str(tmp_path), "--load"]) == EXIT_USAGE
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said.startswith("tessera plan: `minutes`: 1440 minutes of 40 DAGs hold about 57,600 run starts"), said

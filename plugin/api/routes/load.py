@@ -2,32 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from airflow.api_fastapi.common.db.common import SessionDep
-from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter, Query
-
-from ..._airflow import utcnow
-from ..load import fleet_load
-from ..load_fleet import fleet
+from ..inputs import MAX_FLEET_RUNS
+from ..load import count_load
 from ..load_models import LoadResponse, load_response
-from .access import authenticated, readable
+from .costs import CountedFleetDep, counted_fleet
+from .guarded import READABLE_DAGS, Budget, guarded_router, route
 from .refusals import SIGNED_IN
 
-router = APIRouter(tags=["load"], responses=SIGNED_IN)
+router = guarded_router(tags=["load"], responses=SIGNED_IN)
 
 
-@router.get("/api/v1/load", dependencies=[authenticated])
-def get_load(
-    session: SessionDep,
-    user: GetUserDep,
-    include_paused: Annotated[bool, Query(description="Count paused DAGs too.")] = False,
-) -> LoadResponse:
-    """Run starts per minute over the next 24 hours, the peak-to-mean ratio and the spikes.
+@route(
+    router,
+    "GET",
+    "/api/v1/load",
+    scope=READABLE_DAGS,
+    budget=Budget.estimated(
+        "runs",
+        MAX_FLEET_RUNS,
+        counted_fleet,
+        how="each DAG's run starts in `minutes`, from its lane or its next runs' spacing; refused naming the minutes",
+    ),
+)
+def get_load(fleet: CountedFleetDep) -> LoadResponse:
+    """Run starts per minute over the next 24 hours (or ``minutes``), the peak-to-mean ratio and the spikes.
 
     Every DAG counts, tessera's timetables and Airflow's alike, each by its own next-run answers.
-    Always from now: Airflow's own timetables read the clock themselves when they skip ahead.
+    At most 50,000 run starts in all: a fleet that starts more is refused (422) before any is
+    counted, naming the ``minutes`` that fit.
     """
-    dags, paused = fleet(session, readable=readable(user), include_paused=include_paused)
-    return load_response(fleet_load(dags, now=utcnow()), paused_left_out=paused)
+    return load_response(count_load(fleet.work), paused_left_out=fleet.paused_left_out)

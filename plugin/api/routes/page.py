@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from ..errors import NotFound
-from .access import authenticated
+from .guarded import NO_DAG_DATA, Budget, guarded_router, route
 
 UI_DIR = Path(__file__).resolve().parents[2] / "ui"
 """``tessera/plugin/ui``: the page's files, shipped as package data."""
@@ -25,20 +25,21 @@ UI_ASSETS = {
     "icon.svg": "image/svg+xml",
 }
 
-router = APIRouter(include_in_schema=False, dependencies=[authenticated])
+router = guarded_router(include_in_schema=False)
+ONE_FILE = Budget.fixed("files", 1, "one file of the package, or the document; nothing the caller sends")
 
 
-@router.get("/openapi.json")
+@route(router, "GET", "/openapi.json", scope=NO_DAG_DATA, budget=ONE_FILE)
 def openapi(request: Request) -> JSONResponse:
     return JSONResponse(request.app.openapi())
 
 
-@router.get("/ui/")
+@route(router, "GET", "/ui/", scope=NO_DAG_DATA, budget=ONE_FILE)
 def schedules_page() -> HTMLResponse:
     return HTMLResponse((UI_DIR / "index.html").read_text(encoding="utf-8"))
 
 
-@router.get("/ui/{name}")
+@route(router, "GET", "/ui/{name}", scope=NO_DAG_DATA, budget=ONE_FILE)
 def schedules_asset(name: str) -> FileResponse:
     if name not in UI_ASSETS:
         raise NotFound(f"{name!r} is not part of the Schedules page")

@@ -6,28 +6,34 @@ from typing import Annotated
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter, Depends
+from fastapi import Depends
 
 from ..action_models import PauseRequest, PauseState
 from ..inputs import body_openapi, json_object_body
 from ..pauses import pause
 from .access import pause_dags
 from .audit import audited
+from .guarded import ONE_DAG, guarded_router, one_dag, route
 from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["pause"], responses=SIGNED_IN)
+router = guarded_router(tags=["pause"], responses=SIGNED_IN)
+PAUSE = one_dag("edit the DAG, as Airflow's own pause (PATCH) asks", pause_dags)
 _body = json_object_body(PauseRequest)
 """One reader for both uses below: FastAPI then reads and checks the body once per request."""
 PauseBody = Annotated[PauseRequest, Depends(_body)]
 
 
 def _dependencies(event: str) -> list:
-    # Authorize as Airflow's own pause does, then refuse a body that is not a JSON object, then log the action.
-    return [pause_dags, Depends(_body), audited(event)]
+    # After the scope's authorization: refuse a body that is not a JSON object, then log the action.
+    return [Depends(_body), audited(event)]
 
 
-@router.post(
+@route(
+    router,
+    "POST",
     "/api/v1/dags/{dag_id}/pause",
+    scope=PAUSE,
+    budget=ONE_DAG,
     responses=refusals(404, 413, 415),
     dependencies=_dependencies("tessera_pause"),
     openapi_extra=body_openapi(PauseRequest),
@@ -37,8 +43,12 @@ def post_pause(dag_id: str, user: GetUserDep, session: SessionDep, body: PauseBo
     return pause(session, dag_id, paused=True, note=body.note, by=user.get_name())
 
 
-@router.post(
+@route(
+    router,
+    "POST",
     "/api/v1/dags/{dag_id}/unpause",
+    scope=PAUSE,
+    budget=ONE_DAG,
     responses=refusals(404, 413, 415),
     dependencies=_dependencies("tessera_unpause"),
     openapi_extra=body_openapi(PauseRequest),

@@ -7,28 +7,39 @@ from __future__ import annotations
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from ..._airflow import utcnow
 from ..broken_rows import broken_plan, with_broken_plans
+from ..cancellation import each
 from ..contradictions import all_contradictions
 from ..errors import NotFound
-from ..inputs import PAGE_ROWS, After, Count, PageLimit, PageOffset, Until, fleet_count
+from ..inputs import MAX_COUNT, MAX_FLEET_RUNS, PAGE_ROWS, After, Count, PageLimit, PageOffset, Until
 from ..models import DagPlan, PlanResponse
 from ..overview import PageResponse, encode, page_data
 from ..row_errors import plan_row
-from ..schedules import scheduled_dag, scheduled_dags
-from .access import authenticated, read_dag, readable
+from ..schedules import scheduled_dag
+from .access import read_dag, readable
+from .costs import PlannedFleetDep, planned_fleet
+from .guarded import READABLE_DAGS, Budget, guarded_router, one_dag, route
 from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["plan"], responses=SIGNED_IN)
+router = guarded_router(tags=["plan"], responses=SIGNED_IN)
 
 
-@router.get("/api/v1/plan", dependencies=[authenticated])
+@route(
+    router,
+    "GET",
+    "/api/v1/plan",
+    scope=READABLE_DAGS,
+    budget=Budget.estimated(
+        "runs", MAX_FLEET_RUNS, planned_fleet, how="`count` times the tessera DAGs listed; refused naming the count"
+    ),
+)
 def get_plans(
     session: SessionDep,
     user: GetUserDep,
-    count: Count = 10,
+    fleet: PlannedFleetDep,
     after: After = None,
     until: Until = None,
 ) -> PlanResponse:
@@ -37,17 +48,24 @@ def get_plans(
     At most 50,000 runs in all (``count`` times the DAGs listed): a larger ``count`` is refused (422),
     naming the largest that fits; one DAG's plan takes ``count`` up to 1,000 whatever the fleet.
     """
-    mine = readable(user)
-    contradictions, check = all_contradictions(session, user, mine)
+    contradictions, check = all_contradictions(session, user, fleet.mine)
     start = after or utcnow()
-    items = scheduled_dags(session, readable=mine)
-    count = fleet_count(count, len(items))
-    plans = [plan_row(item, after=start, count=count, until=until, contradictions=contradictions) for item in items]
-    plans = with_broken_plans(session, plans, mine, after=start)  # broken DAGs keep their rows
+    plans = [
+        plan_row(item, after=start, count=fleet.count, until=until, contradictions=contradictions)
+        for item in each(fleet.items)
+    ]
+    plans = with_broken_plans(session, plans, fleet.mine, after=start)  # broken DAGs keep their rows
     return PlanResponse(dags=plans, contradictions=contradictions, plan_check=check)
 
 
-@router.get("/api/v1/dags/{dag_id}/plan", dependencies=[read_dag], responses=refusals(404))
+@route(
+    router,
+    "GET",
+    "/api/v1/dags/{dag_id}/plan",
+    scope=one_dag("read the DAG", read_dag),
+    budget=Budget.by_parameter("runs", MAX_COUNT, "count"),
+    responses=refusals(404),
+)
 def get_plan(
     dag_id: str,
     session: SessionDep,
@@ -69,7 +87,14 @@ def get_plan(
     return with_broken_plans(session, [row], mine, after=after or utcnow(), dag_ids=[dag_id])[0]
 
 
-@router.get("/api/v1/page", dependencies=[authenticated], response_model=PageResponse)
+@route(
+    router,
+    "GET",
+    "/api/v1/page",
+    scope=READABLE_DAGS,
+    budget=Budget.by_parameter("rows", PAGE_ROWS, "limit"),
+    response_model=PageResponse,
+)
 def get_page(session: SessionDep, user: GetUserDep, offset: PageOffset = 0, limit: PageLimit = PAGE_ROWS) -> Response:
     """A page of the readable tessera DAGs, by DAG id: each one's next run, lane, status and trigger.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from airflow.utils.types import DagRunTriggeredByType
-from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi import Depends, Request, Response, status
 
 from ..action_models import RefreshRequest, RefreshResponse, RefreshStatus
 from ..inputs import body_openapi, json_object_body
@@ -14,25 +14,26 @@ from ..refresh_status import refresh_response, refresh_status
 from ..schedules import scheduled_model
 from .access import DagBagDep, read_runs, trigger_runs
 from .audit import audited
+from .guarded import ONE_DAG, guarded_router, one_dag, route
 from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["refresh"], responses=SIGNED_IN)
+router = guarded_router(tags=["refresh"], responses=SIGNED_IN)
 
 
-@router.post(
+@route(
+    router,
+    "POST",
     "/api/v1/dags/{dag_id}/refresh",
+    scope=one_dag("create the DAG's runs", trigger_runs),
+    budget=ONE_DAG,
     status_code=status.HTTP_200_OK,
     responses={
         201: {"model": RefreshResponse, "description": "A new run was started."},
         **refusals(400, 404, 409, 413, 415, 503),
     },
-    # In this order: authorize, then refuse a body that is not a JSON object (before the
+    # After the scope's authorization: refuse a body that is not a JSON object (before the
     # action log parses it), then log the action.
-    dependencies=[
-        trigger_runs,
-        Depends(json_object_body(RefreshRequest)),
-        audited("tessera_refresh"),
-    ],
+    dependencies=[Depends(json_object_body(RefreshRequest)), audited("tessera_refresh")],
     openapi_extra=body_openapi(RefreshRequest),
 )
 def post_refresh(
@@ -50,7 +51,14 @@ def post_refresh(
     return refresh_response(dag_id, decision, session)
 
 
-@router.get("/api/v1/dags/{dag_id}/refresh", dependencies=[read_runs], responses=refusals(404))
+@route(
+    router,
+    "GET",
+    "/api/v1/dags/{dag_id}/refresh",
+    scope=one_dag("read the DAG's runs", read_runs),
+    budget=ONE_DAG,
+    responses=refusals(404),
+)
 def get_refresh(dag_id: str, session: SessionDep) -> RefreshStatus:
     """The live run (whatever started it), the newest finished one, their DAG versions and receipts."""
     scheduled_model(session, dag_id)

@@ -33,7 +33,8 @@ _MEANING = {
     409: "The DAG's state forbids it (paused).",
     413: "The body is larger than any route reads.",
     415: "The body is not application/json (e.g. a form posted from another site).",
-    422: "A parameter or the body is not what the route takes; the detail names it.",
+    422: "A parameter or the body is not what the route takes, or asks for more work than the route's budget; "
+    "the detail names it (and the largest value that fits).",
     503: "The database stayed busy; retry.",
 }
 

@@ -4,37 +4,52 @@ from __future__ import annotations
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter
 
 from ..broken_rows import broken_status, with_broken_statuses
+from ..cancellation import each
 from ..contradictions import all_contradictions
 from ..errors import NotFound
+from ..inputs import MAX_FLEET_DAGS
 from ..models import DagStatus, StatusResponse
 from ..pause_notes import with_pause_notes
 from ..row_errors import status_row
 from ..runs import run_histories
 from ..schedules import scheduled_dag, scheduled_dags
 from ..status import grouped_reads
-from .access import authenticated, read_runs, readable
+from .access import read_runs, readable
+from .costs import ReadableFleet, readable_fleet
+from .guarded import ONE_DAG, READABLE_DAGS, Budget, guarded_router, one_dag, route
 from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["status"], responses=SIGNED_IN)
+router = guarded_router(tags=["status"], responses=SIGNED_IN)
 
 
-@router.get("/api/v1/status", dependencies=[authenticated])
-def get_statuses(session: SessionDep, user: GetUserDep) -> StatusResponse:
+@route(
+    router,
+    "GET",
+    "/api/v1/status",
+    scope=READABLE_DAGS,
+    budget=Budget.estimated("DAGs", MAX_FLEET_DAGS, readable_fleet, how="the DAGs the caller may read"),
+)
+def get_statuses(session: SessionDep, user: GetUserDep, mine: ReadableFleet) -> StatusResponse:
     """Last and next fire, lateness, last outcome and conditions of every readable tessera DAG."""
-    mine = readable(user)
     contradictions, _ = all_contradictions(session, user, mine)
     items = scheduled_dags(session, readable=mine)
     histories = run_histories(session, [item.dag_id for item in items])
     reads = grouped_reads(items, session)
-    rows = [status_row(item, contradictions, histories[item.dag_id], reads) for item in items]
+    rows = [status_row(item, contradictions, histories[item.dag_id], reads) for item in each(items)]
     rows = with_broken_statuses(session, rows, mine)  # broken DAGs keep their rows
     return StatusResponse(dags=with_pause_notes(session, rows))
 
 
-@router.get("/api/v1/dags/{dag_id}/status", dependencies=[read_runs], responses=refusals(404))
+@route(
+    router,
+    "GET",
+    "/api/v1/dags/{dag_id}/status",
+    scope=one_dag("read the DAG's runs", read_runs),
+    budget=ONE_DAG,
+    responses=refusals(404),
+)
 def get_status(dag_id: str, session: SessionDep, user: GetUserDep) -> DagStatus:
     """One DAG's status; for a cursor function also its three timestamps and conditions."""
     mine = readable(user)

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from airflow.api_fastapi.common.db.common import SessionDep
-from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter
 
+from ..inputs import MAX_FLEET_DAGS
 from ..triggers import TriggersResponse, triggers
-from .access import authenticated, readable
+from .costs import ReadableFleet, readable_fleet
+from .guarded import READABLE_DAGS, Budget, guarded_router, route
 from .refusals import SIGNED_IN
 
-router = APIRouter(tags=["plan"], responses=SIGNED_IN)
+router = guarded_router(tags=["plan"], responses=SIGNED_IN)
 
 
-@router.get("/api/v1/triggers", dependencies=[authenticated])
-def get_triggers(session: SessionDep, user: GetUserDep) -> TriggersResponse:
+@route(
+    router,
+    "GET",
+    "/api/v1/triggers",
+    scope=READABLE_DAGS,
+    budget=Budget.estimated("DAGs", MAX_FLEET_DAGS, readable_fleet, how="the DAGs the caller may read"),
+)
+def get_triggers(session: SessionDep, mine: ReadableFleet) -> TriggersResponse:
     """Every asset-driven DAG the caller may read, with the schedules or assets it runs after."""
-    return triggers(session, readable=readable(user))
+    return triggers(session, readable=mine)

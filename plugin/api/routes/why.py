@@ -14,16 +14,17 @@ from typing import Annotated
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep, requires_access_dag
-from fastapi import APIRouter, Depends, Query
+from fastapi import Depends, Query
 from pydantic import AfterValidator
 
 from ..inputs import SUPPORTED_FROM, SUPPORTED_RANGE, SUPPORTED_UNTIL
 from ..why import explain
 from ..why_models import WhyAnswer
 from .access import read_runs, readable
+from .guarded import ONE_DAG, guarded_router, one_dag, route
 from .refusals import SIGNED_IN, refusals
 
-router = APIRouter(tags=["why"], responses=SIGNED_IN)
+router = guarded_router(tags=["why"], responses=SIGNED_IN)
 
 read_audit_log = Depends(requires_access_dag(method="GET", access_entity=DagAccessEntity.AUDIT_LOG))
 """Read the DAG's audit log (the pause changes and recorded skips the answer cites)."""
@@ -48,7 +49,14 @@ At = Annotated[
 ]
 
 
-@router.get("/api/v1/dags/{dag_id}/why", dependencies=[read_runs, read_audit_log], responses=refusals(404))
+@route(
+    router,
+    "GET",
+    "/api/v1/dags/{dag_id}/why",
+    scope=one_dag("read the DAG's runs and audit log", read_runs, read_audit_log),
+    budget=ONE_DAG,
+    responses=refusals(404),
+)
 def get_why(dag_id: str, session: SessionDep, user: GetUserDep, at: At = None) -> WhyAnswer:
     """One verdict sentence, then the evidence: what the schedule decided, what Airflow did, what happens next."""
     return explain(session, dag_id, at=at, readable=lambda: readable(user))
