@@ -306,7 +306,6 @@ def test_the_clock_is_read_through_the_layers_door():
 PREFIX_FAMILIES_TO_MOVE = {
     ("timetables", "run"): {"run_info", "run_policy", "run_record"},
     ("operators/functions", "schema"): {"schema_compile", "schema_messages", "schema_regex"},
-    ("plugin", "cli"): {"cli", "cli_inputs", "cli_pause", "cli_previews", "cli_why"},
     ("plugin/api", "load"): {"load", "load_fleet", "load_models"},
     ("plugin/api", "why"): {
         "why", "why_blockers", "why_builtin", "why_clock", "why_facts", "why_models", "why_records",
@@ -339,10 +338,11 @@ def test_a_concept_that_outgrows_a_module_is_a_package_not_a_prefix_family():
     assert not grown, "\n".join(grown)
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """The tessera modules ``path`` imports when it runs (at load or in a function), not under TYPE_CHECKING.
+def _runtime_imports(path: Path, modules: set[str]) -> set[str]:
+    """The ``modules`` that ``path`` imports when it runs (at load or in a function), not under TYPE_CHECKING.
 
-    An import for annotations only is no dependency: nothing of it runs.
+    An import for annotations only is no dependency: nothing of it runs. ``from . import sibling``
+    depends on the sibling, not on the package's ``__init__``.
     """
     tree = _tree(path)
     typing_only = {
@@ -360,9 +360,10 @@ def _runtime_imports(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom):
             base = _package_of(path)[: len(_package_of(path)) - (node.level - 1)] if node.level else []
             module = ".".join([*base, node.module] if node.module else base) if node.level else node.module or ""
-            names = [module, *(f"{module}.{alias.name}" for alias in node.names)]
+            submodules = [f"{module}.{alias.name}" for alias in node.names]
+            names = [*submodules] if all(name in modules for name in submodules) else [module, *submodules]
         found.update(names)
-    return found
+    return found & modules
 
 
 def _module_name(path: Path) -> str:
@@ -373,7 +374,7 @@ def _module_name(path: Path) -> str:
 def _import_circles(paths: list[Path]) -> list[list[str]]:
     """The strongly connected groups of two or more modules in the import graph of ``paths`` (Tarjan)."""
     names = {_module_name(path): path for path in paths}
-    graph = {name: sorted(_runtime_imports(path) & names.keys() - {name}) for name, path in names.items()}
+    graph = {name: sorted(_runtime_imports(path, set(names)) - {name}) for name, path in names.items()}
     order: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

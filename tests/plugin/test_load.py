@@ -155,7 +155,7 @@ def test_the_hourly_profile_is_labelled_by_clock_hours_as_the_spikes_are():
 
 def test_the_load_as_text_names_hours_and_spikes_by_the_same_clock():
     from tessera.plugin.api.load_models import load_response
-    from tessera.plugin.cli_previews import render_load
+    from tessera.plugin.cli.previews import render_load
 
     dags = [FleetDag(f"herd_{i}", _cron("0 6 * * *"), start_date=LONG_AGO) for i in range(3)]
     body = load_response(fleet_load(dags, now=NOW), paused_left_out=0).model_dump(mode="json")

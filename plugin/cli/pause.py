@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     from tessera.operators.pauses import UnknownDag, check_note, set_paused
 
-    from .cli_database import database_failure, require_metadata_database
-    from .cli_inputs import dag_id
+    from .database import database_failure, require_metadata_database
+    from .inputs import dag_id
 
     command = f"tessera {args.command}"
     paused = args.command == "pause"

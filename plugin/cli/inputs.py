@@ -33,7 +33,7 @@ from typing import Any
 from tessera.operators import outbound
 from tessera.timetables.values import not_unicode
 
-from .api.inputs import MAX_COUNT, supported_instant
+from ..api.inputs import MAX_COUNT, supported_instant
 
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 """The most a fleet's ``--api`` answer may hold (the plan of thousands of DAGs is tens of MB)."""

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import urllib.parse
 
-from .cli_inputs import Refused
+from .inputs import Refused
 
 
 def require_metadata_database(*, api_option: bool) -> None:

@@ -1,6 +1,6 @@
 """Every ``--api`` command against Airflow's real API app served over HTTP on 127.0.0.1: the answers pass.
 
-The CLI checks each answer against its route's response model (:class:`~tessera.plugin.cli_inputs.RemoteApi`);
+The CLI checks each answer against its route's response model (:class:`~tessera.plugin.cli.inputs.RemoteApi`);
 here the real routes answer, through uvicorn as ``airflow api-server`` serves them, so a model the
 CLI checks with that no longer matches what its route sends fails here, not at an operator's terminal.
 The hostile servers are in ``test_cli_hostile_api.py``.
@@ -18,7 +18,7 @@ import pytest
 
 from tessera.plugin.cli import EXIT_OK, EXIT_USAGE, main
 
-from .api.test_api_app import Api, airflow_api, store_dags
+from ..api.test_api_app import Api, airflow_api, store_dags
 
 DAG_ID = "cli_api_probe"
 DAG_FILE = """

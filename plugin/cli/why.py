@@ -10,7 +10,7 @@ Prints the verdict, then the evidence in three parts (what the schedule decided,
 did, what happens next), each with the record that proves it, then any record the answer
 needed and did not find. Exits 2, with one line and no traceback, when the DAG is unknown, ``--at``
 is not a supported instant, there is no metadata database to read (:mod:`.cli_database`), or
-``--api`` is refused or answers anything but a tessera why answer (:class:`.cli_inputs.RemoteApi`).
+``--api`` is refused or answers anything but a tessera why answer (:class:`.inputs.RemoteApi`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import sys
 import urllib.parse
 from typing import Any, TextIO
 
-from .cli_inputs import DEFAULT_TIMEOUT_SECONDS, MAX_DAG_RESPONSE_BYTES, Refused, RemoteApi, dag_id
+from .inputs import DEFAULT_TIMEOUT_SECONDS, MAX_DAG_RESPONSE_BYTES, Refused, RemoteApi, dag_id
 
 EXIT_OK, EXIT_USAGE = 0, 2
 SECTIONS = (("schedule", "What the schedule decided"), ("airflow", "What Airflow did"), ("next", "What happens next"))
@@ -33,7 +33,7 @@ SECTIONS = (("schedule", "What the schedule decided"), ("airflow", "What Airflow
 def instant(text: str) -> datetime.datetime:
     """``--at``: an ISO 8601 instant with a timezone, in tessera's supported range."""
     # Imported when asked: the API's modules load FastAPI, which `tessera plan` need not wait for.
-    from .api.inputs import SUPPORTED_FROM, SUPPORTED_RANGE, SUPPORTED_UNTIL
+    from ..api.inputs import SUPPORTED_FROM, SUPPORTED_RANGE, SUPPORTED_UNTIL
 
     try:
         moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
@@ -67,7 +67,7 @@ def local_answer(dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
     """The answer read from the metadata DB the Airflow CLI is configured for."""
     from airflow.utils.session import create_session
 
-    from .api.why import explain
+    from ..api.why import explain
 
     with create_session() as session:
         return explain(session, dag_id, at=at).model_dump(mode="json")
@@ -75,7 +75,7 @@ def local_answer(dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
 
 def remote_answer(api: RemoteApi, dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
     """The answer of a running deployment's why route."""
-    from .api.why_models import WhyAnswer
+    from ..api.why_models import WhyAnswer
 
     query = {} if at is None else {"at": at.isoformat()}
     path = f"dags/{urllib.parse.quote(dag_id, safe='')}/why"
@@ -102,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
     """``tessera why``: print the answer; 2 for an unknown DAG, no database, or an ``--api`` it refuses."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from .api.errors import ApiError
-    from .cli_database import require_metadata_database
+    from ..api.errors import ApiError
+    from .database import require_metadata_database
 
     try:
         asked = dag_id("`dag_id`", args.dag_id)
@@ -127,8 +127,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _reason(error: Exception) -> str:
     """The one line a refusal prints: the API's detail, the refusal itself, or the database's failure."""
-    from .api.errors import ApiError
-    from .cli_database import database_failure
+    from ..api.errors import ApiError
+    from .database import database_failure
 
     if isinstance(error, ApiError):
         return str(error.detail)

@@ -9,7 +9,7 @@ import pytest
 
 from tessera.plugin.cli import main
 
-from .api.test_api_app import DAG_FILE, store_dags
+from ..api.test_api_app import DAG_FILE, store_dags
 
 DAG_ID = "cli_pause_probe"
 

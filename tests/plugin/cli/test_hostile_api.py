@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tessera.plugin.cli import EXIT_USAGE, main
-from tessera.plugin.cli_inputs import MAX_DAG_RESPONSE_BYTES, MAX_RESPONSE_BYTES
+from tessera.plugin.cli.inputs import MAX_DAG_RESPONSE_BYTES, MAX_RESPONSE_BYTES
 
 TOKEN = "secret-token-of-the-operator"
 CHUNK = b" " * (1 << 20)

@@ -9,17 +9,17 @@
     $ tessera plan dags/etl.py --from 2026-01-01T00:00Z --to 2026-01-01T23:59:59Z   # backfill preview
     $ tessera plan etl                        # a DAG id: its stored plan, from the metadata DB
     $ tessera plan etl --from 2026-01-01T00:00Z --to 2026-01-02T00:00Z  # a DAG id in the metadata DB
-    $ tessera pause etl --note "source down, see INC-12"   # see tessera.plugin.cli_pause
+    $ tessera pause etl --note "source down, see INC-12"   # see tessera.plugin.cli.pause
 
 The local form needs no running Airflow and no metadata database, so a schedule can
 be checked before it is deployed. Both forms list the runs the scheduler creates: each
 DAG's start and end dates bound them as they bound the scheduler. It exits 1 when a file does not import or the
 declared schedules contradict each other (unknown AFTER parents, cycles), and 2, with a message naming the
-option and never a traceback, for anything it will not work with (:mod:`tessera.plugin.cli_inputs`): the
+option and never a traceback, for anything it will not work with (:mod:`tessera.plugin.cli.inputs`): the
 REST API's bounds (instants with a timezone in 1900-2999, at most 1000 runs, a preview of at most 1000 runs),
 a path that is not DAG files, a DAG id that is not text, no metadata database to read (:mod:`.cli_database`),
 a database it cannot read, and an ``--api`` it refuses or that answers anything but the route's answer
-(:class:`~tessera.plugin.cli_inputs.RemoteApi`: http(s) only, no redirect, ``--timeout``, a size cap).
+(:class:`~tessera.plugin.inputs.RemoteApi`: http(s) only, no redirect, ``--timeout``, a size cap).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from . import cli_pause
-from .api.errors import ApiError
-from .cli_inputs import (
+from ..api.errors import ApiError
+from . import pause
+from .inputs import (
     DEFAULT_TIMEOUT_SECONDS,
     MAX_DAG_RESPONSE_BYTES,
     MAX_RESPONSE_BYTES,
@@ -70,10 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--load", action="store_true", help="run starts per minute over the next 24 h, every DAG")
     plan.add_argument("--from", dest="from_date", help="backfill preview: as --from-date, with a zone")
     plan.add_argument("--to", dest="to_date", help="backfill preview: as --to-date, with a zone")
-    from . import cli_why  # `tessera why DAG_ID [--at T]`
+    from . import why  # `tessera why DAG_ID [--at T]`
 
-    cli_why.add_parser(commands)
-    cli_pause.add_parsers(commands)
+    why.add_parser(commands)
+    pause.add_parsers(commands)
     return parser
 
 
@@ -81,9 +81,9 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
     """The plan of the DAG files under ``path``, in the shape of the REST API's plan route."""
     from tessera.timetables.base import TesseraTimetable
 
-    from .api.adapters import declared_schedule_check
-    from .api.excluded import excluded_runs
-    from .api.schedules import duration_text, occurrence_of, planned_runs
+    from ..api.adapters import declared_schedule_check
+    from ..api.excluded import excluded_runs
+    from ..api.schedules import duration_text, occurrence_of, planned_runs
 
     bag = load_dags(path)
     root = path if os.path.isdir(path) else os.path.dirname(path)
@@ -129,7 +129,7 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
 
 def remote_plan(api: RemoteApi, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict:
     """The plan route of a running deployment (``/tessera/api/v1/...``)."""
-    from .api.models import DagPlan, PlanResponse
+    from ..api.models import DagPlan, PlanResponse
 
     query = {"count": str(count), "after": after.isoformat()}
     if dag_id is None:
@@ -143,8 +143,8 @@ def stored_plan(dag_id: str, *, count: int, after: datetime.datetime) -> dict[st
     """The plan of a DAG stored in the metadata database this Airflow CLI is configured for, as the API answers it."""
     from airflow.utils.session import create_session
 
-    from .api.row_errors import plan_row
-    from .api.schedules import scheduled_dag
+    from ..api.row_errors import plan_row
+    from ..api.schedules import scheduled_dag
 
     with create_session() as session:
         row = plan_row(scheduled_dag(session, dag_id), after=after, count=count, until=None, contradictions=[])
@@ -179,8 +179,8 @@ def render(plan: dict[str, Any], out: TextIO) -> None:
 
 def _previews(args: argparse.Namespace, api: RemoteApi | None) -> int:
     """``--load`` and ``--from``/``--to``: the fleet's load, or the runs a backfill creates."""
-    from . import cli_previews
-    from .cli_database import require_metadata_database
+    from . import previews
+    from .database import require_metadata_database
 
     if args.load:
         if (args.path is None) == (api is None):
@@ -188,23 +188,23 @@ def _previews(args: argparse.Namespace, api: RemoteApi | None) -> int:
             return EXIT_USAGE
         # Airflow logs to stdout while it loads; keep stdout for the answer itself.
         with contextlib.redirect_stdout(sys.stderr):
-            answer: Any = cli_previews.remote_load(api) if api else cli_previews.local_load(args.path)
-        render = cli_previews.render_load
+            answer: Any = previews.remote_load(api) if api else previews.local_load(args.path)
+        render = previews.render_load
     else:
         if None in (args.from_date, args.to_date) or args.path is None:
             print("tessera plan: a backfill preview needs a DAG file or id, --from and --to", file=sys.stderr)
             return EXIT_USAGE
         dates = {"from_date": instant("--from", args.from_date), "to_date": instant("--to", args.to_date)}
         with contextlib.redirect_stdout(sys.stderr):
-            if cli_previews.is_path(args.path):
-                answer = cli_previews.local_backfill(args.path, dag_id=args.dag_id, **dates)
+            if previews.is_path(args.path):
+                answer = previews.local_backfill(args.path, dag_id=args.dag_id, **dates)
             elif api:
-                answer = cli_previews.remote_backfill(api, dag_id("`dag_id`", args.path), **dates)
+                answer = previews.remote_backfill(api, dag_id("`dag_id`", args.path), **dates)
             else:
                 asked = dag_id("`dag_id`", args.path)
                 require_metadata_database(api_option=True)
-                answer = cli_previews.stored_backfill(asked, **dates)
-        render = cli_previews.render_backfill
+                answer = previews.stored_backfill(asked, **dates)
+        render = previews.render_backfill
     _print(answer, render, as_json=args.json)
     return EXIT_OK
 
@@ -218,14 +218,14 @@ def _print(answer: Any, render: Any, *, as_json: bool) -> None:
 
 
 def _plan(args: argparse.Namespace, api: RemoteApi | None) -> int:
-    from .cli_database import require_metadata_database
-    from .cli_previews import is_path
+    from .database import require_metadata_database
+    from .previews import is_path
 
     if (args.path is None) == (api is None):
         print("tessera plan: give a DAG file or folder, a DAG id, or --api URL (one of them)", file=sys.stderr)
         return EXIT_USAGE
     count_ = count(args.count)
-    from ._airflow import utcnow  # here: importing Airflow costs a second the --help and --api forms need not pay
+    from .._airflow import utcnow  # here: importing Airflow costs a second the --help and --api forms need not pay
 
     after = instant("--after", args.after) if args.after is not None else utcnow()
     if api is not None:
@@ -248,15 +248,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tessera`` console script."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from .cli_database import database_failure
+    from .database import database_failure
 
     args = _parser().parse_args(argv)
     if args.command == "why":
-        from . import cli_why
+        from . import why
 
-        return cli_why.run(args)
+        return why.run(args)
     if args.command != "plan":
-        return cli_pause.run(args)
+        return pause.run(args)
     try:
         if args.dag_id is not None:
             dag_id("`--dag-id`", args.dag_id)

@@ -18,8 +18,8 @@ import pytest
 
 from tessera.plugin.cli import EXIT_USAGE, main
 
-from ..conftest import REPO
-from .api.test_api_app import DAG_FILE, store_dags
+from ...conftest import REPO
+from ..api.test_api_app import DAG_FILE, store_dags
 
 TESSERA = str(Path(sys.executable).parent / "tessera")
 DEMO_TESSERA = str(REPO / "scripts" / "demo-tessera")
