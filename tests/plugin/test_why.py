@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import delete, insert, update
 
+from tessera.plugin.api.scoped_reads import Scope
 from tessera.plugin.api.why import explain
 
 from .api.test_api_app import store_dags
@@ -143,7 +144,7 @@ def logged(session, event: str, dag_id: str, when: datetime.datetime, extra: dic
 
 def ask(session, dag_id: str, moment: datetime.datetime, now: datetime.datetime = NOW):
     session.flush()
-    return explain(session, dag_id, at=moment, now=now)
+    return explain(session, dag_id, at=moment, now=now, scope=Scope.everything())
 
 
 def texts(answer) -> str:

@@ -14,6 +14,7 @@ from ..pause_notes import with_pause_notes
 from ..row_errors import status_row
 from ..runs import run_histories
 from ..schedules import scheduled_dag, scheduled_dags
+from ..scoped_reads import Scope
 from ..status import grouped_reads
 from .access import authenticated, read_runs, readable
 from .refusals import SIGNED_IN, refusals
@@ -27,7 +28,7 @@ def get_statuses(session: SessionDep, user: GetUserDep) -> StatusResponse:
     mine = readable(user)
     contradictions, _ = all_contradictions(session, user, mine)
     items = scheduled_dags(session, readable=mine)
-    histories = run_histories(session, [item.dag_id for item in items])
+    histories = run_histories(session, Scope.of(mine), [item.dag_id for item in items])
     reads = grouped_reads(items, session)
     rows = [status_row(item, contradictions, histories[item.dag_id], reads) for item in items]
     rows = with_broken_statuses(session, rows, mine)  # broken DAGs keep their rows
@@ -45,6 +46,6 @@ def get_status(dag_id: str, session: SessionDep, user: GetUserDep) -> DagStatus:
             raise
         return with_pause_notes(session, [row])[0]
     contradictions, _ = all_contradictions(session, user, {dag_id})
-    history = run_histories(session, [dag_id])[dag_id]
+    history = run_histories(session, Scope.of(mine), [dag_id])[dag_id]
     row = status_row(item, contradictions, history, grouped_reads([item], session))
     return with_pause_notes(session, with_broken_statuses(session, [row], mine, [dag_id]))[0]

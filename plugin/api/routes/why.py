@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import AfterValidator
 
 from ..inputs import SUPPORTED_FROM, SUPPORTED_RANGE, SUPPORTED_UNTIL
+from ..scoped_reads import Scope
 from ..why import explain
 from ..why_models import WhyAnswer
 from .access import read_runs, readable
@@ -51,4 +52,4 @@ At = Annotated[
 @router.get("/api/v1/dags/{dag_id}/why", dependencies=[read_runs, read_audit_log], responses=refusals(404))
 def get_why(dag_id: str, session: SessionDep, user: GetUserDep, at: At = None) -> WhyAnswer:
     """One verdict sentence, then the evidence: what the schedule decided, what Airflow did, what happens next."""
-    return explain(session, dag_id, at=at, readable=lambda: readable(user))
+    return explain(session, dag_id, at=at, scope=Scope.of_caller(lambda: readable(user), route_dag=dag_id))
