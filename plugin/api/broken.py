@@ -23,15 +23,14 @@ from airflow.models.dag import DagModel, DagTag
 from airflow.models.errors import ParseImportError
 from sqlalchemy import or_, select
 
-from tessera.plugin.parse_watch import EVENT, FILE_MISSING, current_problems, last_line, newest_entries, parse_instant
+from tessera.plugin.parse_watch import EVENT, FILE_MISSING, last_line, parse_instant
 
 from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
-from .scoped_reads import Scope, audit_entries, import_errors
+from .scoped_reads import HIDDEN, Scope, audit_entries, import_errors, parse_problems, parse_records
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-HIDDEN = "the error text is hidden: its file defines DAGs you may not read"
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Invalid|Warning): ")
 """An error line's exception class (``ValueError: ``): the reason already says what kind it is."""
 
@@ -90,13 +89,12 @@ def broken_dags(session: Session, scope: Scope, dag_ids: Collection[str] | None 
     At most five queries whatever the number of DAGs: the problems, the tessera filter, the
     recorded history, the errors' text, the files' DAGs (for what the caller may see).
     """
-    problems = current_problems(session, None if dag_ids is None else scope.only(dag_ids))
-    problems = {dag_id: p for dag_id, p in problems.items() if scope.allows(dag_id)}
+    problems = parse_problems(session, scope, dag_ids)
     if not problems:
         return {}
     tessera = _tessera_ids(session, problems)  # once: a comprehension's condition is asked per DAG
     problems = {dag_id: p for dag_id, p in problems.items() if dag_id in tessera}
-    entries = newest_entries(session, sorted(problems))
+    entries = parse_records(session, scope, problems)
     error_ids = [p["import_error_id"] for p in problems.values() if p["import_error_id"] is not None]
     found_errors = import_errors(session, scope, ParseImportError.id.in_(error_ids)) if error_ids else []
     errors = {error.id: error for error in found_errors}

@@ -217,7 +217,7 @@ def page_data(
     # readable=None: the ids were read with the caller's rights just above
     items = scheduled_dags(session, readable=None, dag_ids=live_listed) if live_listed else []
     histories = run_histories(session, scope, [item.dag_id for item in items])
-    reads = grouped_reads(items, session)
+    reads = grouped_reads(items, session, scope)
     until = lane_start(now) + LANE_AHEAD
     rows = []
     for item in items:

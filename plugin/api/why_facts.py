@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from airflow.utils.state import TaskInstanceState
 from sqlalchemy.exc import SQLAlchemyError
 
-from tessera.operators.functions.pause_history import LoggedPause, logged_pauses
+from tessera.operators.functions.pause_history import LoggedPause
 from tessera.operators.functions.record import RECORD_KEY, FireRecord
-from tessera.operators.functions.skip_events import LoggedSkip, logged_skips
+from tessera.operators.functions.skip_events import LoggedSkip
 
 from . import scoped_reads as reads
 from . import why_records as records
@@ -160,10 +160,10 @@ def gather(
     facts.subject = _subject(facts)
     due = focus.run_after if view.due and focus is not None else at
     facts.due_at = min(due, at)
-    facts.pause, facts.pauses = logged_pauses(session, dag_id, at=facts.due_at, until=now)
+    facts.pause, facts.pauses = reads.pause_log(session, scope, dag_id, at=facts.due_at, until=now)
     facts.parse, facts.parses = parse_entries(session, scope, dag_id, at=facts.due_at, until=now)
     facts.broken = broken_dags(session, scope, [dag_id]).get(dag_id)
-    facts.skips = logged_skips(session, dag_id, since=facts.due_at, until=now)
+    facts.skips = reads.skip_log(session, scope, dag_id, since=facts.due_at, until=now)
     facts.scheduler = records.scheduler_at(session, facts.due_at)
     limit = min(50, (facts.max_active_runs or 16) + 1)
     facts.active = reads.active_runs_at(session, scope, dag_id, facts.due_at, limit=limit)

@@ -1,12 +1,14 @@
 """Every read of Airflow's records that the request-serving code makes goes through ``scoped_reads``.
 
-A scan of every module under ``plugin/api`` (the routes and the domain they call) but
-``scoped_reads`` itself: a query naming one of Airflow's models of runs, task instances, pools,
+A scan of every module under ``plugin/api`` (the routes and the domain they call) but the
+``scoped_reads`` package: a query naming one of Airflow's models of runs, task instances, pools,
 the audit log, XCom or import errors (``select(DagRun...)``, ``session.query(Log)``,
 ``session.get(TaskInstance, ...)``, a model's own query method such as ``DagRun.find``) fails the
 test, which names the module, the line and the model. Such a read would not be limited to the
 DAGs its caller may read; it belongs in :mod:`tessera.plugin.api.scoped_reads`, which takes the
-caller's scope.
+caller's scope. A second scan follows the calls of every function of ``operators`` and
+``plugin`` (outside ``plugin/api``) to find those that read these models, and fails when the
+request code calls one of them other than through ``scoped_reads``.
 
 ``DagModel`` (and tags, serialized DAGs, DAG versions) are left out by design: the lists select
 DAG rows with the caller's readable ids (``schedules``, ``load_fleet``, ``triggers``, ``broken``)
@@ -24,7 +26,7 @@ from pathlib import Path
 from ...conftest import REPO
 
 API = REPO / "plugin" / "api"
-READER = API / "scoped_reads.py"
+READER = API / "scoped_reads"
 GUARDED = frozenset(
     {
         "DagRun",
@@ -65,6 +67,9 @@ def _guarded_names(tree: ast.Module) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             names.update(alias.asname for alias in node.names if alias.name in GUARDED and alias.asname)
+    for node in ast.walk(tree):  # ``error = ParseImportError``: a shorter name in a function
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
     return names
 
 
@@ -114,11 +119,96 @@ def bypasses(path: Path, root: Path = REPO) -> Iterator[str]:
 
 
 def _request_modules() -> list[Path]:
-    return sorted(path for path in API.rglob("*.py") if path != READER)
+    return sorted(path for path in API.rglob("*.py") if READER not in path.parents)
 
 
 def test_no_module_serving_requests_reads_airflows_records_outside_the_scoped_reader() -> None:
     found = [line for path in _request_modules() for line in bypasses(path)]
+    assert not found, "\n".join(found)
+
+
+# -- the same reads one call away: a function of another package the request code calls ------------------
+
+
+def _module_name(path: Path) -> str:
+    """``operators/pauses.py`` -> ``tessera.operators.pauses`` (the three folders are tessera's subpackages)."""
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(("tessera", *parts[: -1 if parts[-1] == "__init__" else None]))
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.AST]:
+    return {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _imported(tree: ast.AST, module: str) -> dict[str, str]:
+    """Local name -> ``module.function`` of every ``from X import f`` in ``tree`` (relative ones resolved)."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.rsplit(".", node.level)[0]
+                base = f"{package}.{base}" if base else package
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return found
+
+
+def _calls(node: ast.AST) -> set[str]:
+    return {_called(call.func) or "" for call in ast.walk(node) if isinstance(call, ast.Call)}
+
+
+def project_readers() -> dict[str, str]:
+    """Every function of tessera outside ``plugin/api`` that reads a guarded model, itself or through a call.
+
+    ``module.function`` -> the read that makes it one (``file:line ...`` of the first found). Calls are
+    followed by name within a module and through ``from X import f``, until nothing changes.
+    """
+    modules = {}
+    for folder in ("operators", "plugin", "timetables"):
+        for path in (REPO / folder).rglob("*.py"):
+            if API not in path.parents:
+                tree = ast.parse(path.read_text(), filename=str(path))
+                modules[_module_name(path)] = (path, tree)
+    readers: dict[str, str] = {}
+    for module, (path, tree) in modules.items():
+        names = _guarded_names(tree)
+        for name, function in _functions(tree).items():
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call) and (model := _read_of(node, names)) is not None:
+                    readers[f"{module}.{name}"] = f"{path.relative_to(REPO)}:{node.lineno} reads {model}"
+                    break
+    changed = True
+    while changed:  # each pass adds at least one function, and there are finitely many
+        changed = False
+        for module, (_, tree) in modules.items():
+            imported = _imported(tree, module)
+            for name, function in _functions(tree).items():
+                qualified = f"{module}.{name}"
+                if qualified in readers:
+                    continue
+                for called in _calls(function):
+                    target = imported.get(called, f"{module}.{called}")
+                    if target in readers:
+                        readers[qualified] = f"calls {target}, which {readers[target].split(' ', 1)[1]}"
+                        changed = True
+                        break
+    return readers
+
+
+def test_no_module_serving_requests_calls_a_reader_of_another_package_but_through_the_scoped_reader() -> None:
+    """A function of ``operators`` or ``plugin`` reading runs, the audit log... is called through ``scoped_reads``."""
+    readers = project_readers()
+    found = []
+    for path in _request_modules():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        imported = _imported(tree, _module_name(path))
+        for local in sorted(_calls(tree)):
+            target = imported.get(local)
+            if target in readers:
+                found.append(
+                    f"{path.relative_to(REPO)}: calls {target} ({readers[target]}); call it through scoped_reads"
+                )
     assert not found, "\n".join(found)
 
 
@@ -128,6 +218,8 @@ def test_the_scan_finds_each_kind_of_read(tmp_path: Path) -> None:
     probe.write_text(
         "from airflow.models.taskinstance import TaskInstance as TI\n"
         "from airflow.models import dagrun\n"
+        "error = ParseImportError\n"
+        "session.execute(select(DagModel.dag_id).outerjoin(error, error.filename == DagModel.relative_fileloc))\n"
         "session.scalar(select(func.count()).where(TI.pool == 'p'))\n"
         "session.execute(select(dagrun.DagRun.run_id))\n"
         "session.query(Log).all()\n"
@@ -146,5 +238,6 @@ def test_the_scan_finds_each_kind_of_read(tmp_path: Path) -> None:
             "get(...) reads Pool",
             "find(...) reads DagRun",
             "text(...) reads log",
+            "outerjoin(...) reads error",
         ]
     )
