@@ -20,9 +20,6 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 
-# -- the audit log -----------------------------------------------------------------------------------
-
-
 def audit_entries(
     session: Session,
     scope: Scope,

@@ -11,15 +11,14 @@ from airflow.models.dag import DagModel
 from airflow.models.errors import ParseImportError
 from sqlalchemy import ColumnElement, select, tuple_
 
+from tessera.operators.functions.spec_reasons import CONNECTION_MISSING
+
 from .scope import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from tessera.operators.functions.status_summary import FunctionStatus
-
-
-# -- import errors -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -74,54 +73,43 @@ HIDDEN = "the error text is hidden: its file defines DAGs you may not read"
 """What a caller who may not read every DAG of a file in error is told instead of its error's text."""
 
 
-def _hidden_files(session: Session, scope: Scope, files: set[tuple[Any, str]]) -> set[tuple[Any, str]]:
-    """The ``(bundle, file)`` pairs whose import error's text ``scope`` may not be shown."""
-    if not files:
-        return set()
-    errors = import_errors(
-        session, scope, tuple_(ParseImportError.bundle_name, ParseImportError.filename).in_(sorted(files, key=str))
-    )
-    return {(error.bundle_name, error.filename) for error in errors if error.stacktrace is None}
-
-
 def function_statuses(
     session: Session, scope: Scope, functions: Iterable[tuple[str, str]]
 ) -> dict[tuple[str, str], FunctionStatus | Exception]:
     """:func:`~tessera.operators.functions.status.function_statuses` of the ``(dag_id, task_id)`` in scope.
 
-    Its ``SpecValid`` condition quotes the import error of a function's file: to a caller who may
-    not read every DAG of that file, :data:`HIDDEN` stands for the text (the reason stays).
+    Its ``SpecValid`` condition (and ``Ready``, which repeats it) quotes the import error of a
+    function's file: to a caller who may not read every DAG of that file, :data:`HIDDEN` stands for
+    the text, the reason stays. Two more queries, only when a listed function's file is in error.
     """
     from tessera.operators.functions import status
 
     statuses = status.function_statuses([(d, t) for d, t in functions if scope.allows(d)], session=session)
-    broken = {key[0] for key, found in statuses.items() if not isinstance(found, Exception) and _spec_failed(found)}
+    broken = sorted({key[0] for key, found in statuses.items() if _import_error_of(found) is not None})
     if not broken:
         return statuses
-    files = {
-        dag_id: (bundle, file)
-        for dag_id, bundle, file in session.execute(
-            select(DagModel.dag_id, DagModel.bundle_name, DagModel.relative_fileloc).where(
-                DagModel.dag_id.in_(sorted(broken)), DagModel.has_import_errors.is_(True)
-            )
-        )
-    }
-    hidden = _hidden_files(session, scope, set(files.values()))
-    return {
-        key: _without_error_text(found) if key[0] in files and files[key[0]] in hidden else found
-        for key, found in statuses.items()
-    }
+    files = select(DagModel.bundle_name, DagModel.relative_fileloc).where(DagModel.dag_id.in_(broken))
+    errors = import_errors(session, scope, tuple_(ParseImportError.bundle_name, ParseImportError.filename).in_(files))
+    hidden = {dag_id for error in errors if error.stacktrace is None for dag_id in error.dag_ids}
+    return {key: _without_error_text(found) if key[0] in hidden else found for key, found in statuses.items()}
 
 
-def _spec_failed(found: FunctionStatus) -> bool:
-    return any(condition.type == "SpecValid" and condition.status == "False" for condition in found.conditions)
+def _import_error_of(found: FunctionStatus | Exception) -> str | None:
+    """The import error's line ``SpecValid`` quotes (None: it is valid, or fails for a missing connection)."""
+    if isinstance(found, Exception):
+        return None
+    for condition in found.conditions:
+        if condition.type == "SpecValid" and condition.status == "False" and condition.reason != CONNECTION_MISSING:
+            return condition.message
+    return None
 
 
 def _without_error_text(found: FunctionStatus | Exception) -> FunctionStatus | Exception:
-    if isinstance(found, Exception):
+    quoted = _import_error_of(found)
+    if isinstance(found, Exception) or quoted is None:
         return found
     conditions = [
-        dataclasses.replace(condition, message=HIDDEN) if condition.type == "SpecValid" else condition
+        dataclasses.replace(condition, message=HIDDEN) if condition.message == quoted else condition
         for condition in found.conditions
     ]
     return dataclasses.replace(found, conditions=conditions)

@@ -17,9 +17,6 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 
-# -- runs --------------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class RunRow:
     id: int

@@ -17,9 +17,6 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 
-# -- task instances and pools ------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class TaskRow:
     task_id: str

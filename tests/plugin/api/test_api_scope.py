@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tessera.operators.functions.policy import DISPATCH_POOL
+from tessera.plugin.api.scoped_reads import HIDDEN
 
 from .prefix_auth import ALLOWED_PREFIX, LIMITED, PATH
 from .test_api_app import DAG_FILE, Api, airflow_api, store_dags
@@ -29,7 +30,22 @@ from .test_api_authz import QUERIES, ROUTES
 DENIED = "sec_denied_pool_holder"
 POOL_WAITER = f"{ALLOWED_PREFIX}pool_waiter"
 DISPATCH_WAITER = f"{ALLOWED_PREFIX}dispatch_waiter"
-ALLOWED = (POOL_WAITER, DISPATCH_WAITER)
+FUNCTION = f"{ALLOWED_PREFIX}function"
+"""A cursor function in a file it shares with a DAG the limited user may not read: the file is in error."""
+SIBLING = "sec_denied_sibling"
+ALLOWED = (POOL_WAITER, DISPATCH_WAITER, FUNCTION)
+SHARED_FILE = """
+from airflow.sdk import DAG
+from tessera.operators.functions.operator import CursorFunctionOperator
+from tessera.timetables import Every
+
+def count(payload):
+    return {{"count": 1, "cursor": payload["cursor"]}}
+
+for dag_id in {dag_ids!r}:
+    with DAG(dag_id, schedule=Every("5m"), start_date=None):
+        CursorFunctionOperator(task_id="work", function=count, cursor_from="/c", cursor_into="/c", initial={{}})
+"""
 POOL = "a_pool"
 SECRETS = (
     DENIED,
@@ -39,6 +55,8 @@ SECRETS = (
     "SECRETPAUSENOTE",
     "SECRETIMPORTERROR",
     "SECRETRECEIPT",
+    SIBLING,
+    "SECRETSIBLINGERROR",
 )
 """What the limited user must never read, in any answer: the denied DAG's id and what it holds."""
 
@@ -153,7 +171,17 @@ def _plant(now: datetime.datetime) -> None:
                 stacktrace=f"Traceback: SECRETIMPORTERROR in {DENIED}\nValueError: SECRETIMPORTERROR",
             )
         )
-        session.execute(update(DagModel).where(DagModel.dag_id == DENIED).values(has_import_errors=True))
+        function = session.get(DagModel, FUNCTION)  # its file broke after both DAGs were stored
+        session.add(
+            ParseImportError(
+                filename=function.relative_fileloc,
+                bundle_name=function.bundle_name,
+                timestamp=now,
+                stacktrace=f"Traceback: in {SIBLING}\nValueError: SECRETSIBLINGERROR in {SIBLING}",
+            )
+        )
+        in_error = DagModel.dag_id.in_([DENIED, FUNCTION, SIBLING])
+        session.execute(update(DagModel).where(in_error).values(has_import_errors=True))
         for dag_id, pool in ((POOL_WAITER, POOL), (DISPATCH_WAITER, DISPATCH_POOL)):
             waiter = _run(session, dag_id, f"{dag_id}_waiting", state="running", started=waiting_from)
             _task(session, waiter, "wait_for_slot", pool=pool, state="scheduled", at=waiting_from)
@@ -166,6 +194,7 @@ def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     folder = tmp_path_factory.mktemp("tessera-scope")
     store_dags(folder, DAG_FILE, ALLOWED)
     store_dags(folder, DAG_FILE, (DENIED,))
+    store_dags(folder, SHARED_FILE, (FUNCTION, SIBLING))
     (folder / "sec_denied_broken_beside.py").write_text("raise ValueError('SECRETIMPORTERROR')\n")
     _plant(utcnow())
     with pytest.MonkeyPatch.context() as env:
@@ -205,7 +234,8 @@ def test_the_admin_is_shown_each_secret_so_the_plant_is_one_an_answer_would_quot
     """The other half of the premise: what is hidden from the limited user is answered to whoever may read it.
 
     All but the runs' notes, which "why" quotes only for a run released with stale parents: they
-    are planted for a route that would quote them.
+    are planted for a route that would quote them. (The sibling's error is shown to the admin in
+    the function's status: the text a limited user must not be shown.)
     """
     seen: set[str] = set()
     for dag_id in (*ALLOWED, DENIED):
@@ -213,6 +243,16 @@ def test_the_admin_is_shown_each_secret_so_the_plant_is_one_an_answer_would_quot
             if method == "GET":
                 seen.update(_named(api.call(method, url, user="admin").text))
     assert seen == set(SECRETS) - {"SECRETNOTE"}
+
+
+def test_a_function_whose_file_holds_a_denied_dag_says_its_file_is_in_error_without_the_text(api: Api) -> None:
+    answer = api.call("GET", f"/tessera/api/v1/dags/{FUNCTION}/status", user=LIMITED)
+    assert answer.status_code == 200, answer.text
+    row = answer.json()
+    assert row["broken"]["reason"] == "SpecInvalid" and row["broken"]["message"] == HIDDEN
+    spec_valid = next(c for c in row["conditions"] if c["type"] == "SpecValid")
+    assert (spec_valid["status"], spec_valid["message"]) == ("False", HIDDEN)
+    assert not _named(answer.text)
 
 
 @pytest.mark.parametrize(("dag_id", "pool"), [(POOL_WAITER, POOL), (DISPATCH_WAITER, DISPATCH_POOL)])
