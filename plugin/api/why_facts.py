@@ -193,7 +193,7 @@ def _read_subject(session: Session, scope: Scope, facts: Facts) -> None:
     default_args = None if facts.definition is None else facts.definition.default_args
     for task in facts.tasks:
         if is_gate(task.task_id) and _held_at(task, at):
-            facts.wave = wave_place(session, facts.dag_id, run.run_id, default_args)
+            facts.wave = wave_place(session, scope, facts.dag_id, run.run_id, default_args)
         elif _waiting_for_slot(task, at) and facts.pool is None:
             facts.pool = reads.pool_occupancy(session, scope, task.pool, at)
 

@@ -13,6 +13,7 @@ from .scoped_reads import RunRow
 from .why_blockers import blocker_at, late_decision
 from .why_facts import Facts
 from .why_models import Decision
+from .why_waits import WavePlace
 from .why_words import ago, names, run_record, run_words, trigger_words, when
 
 STALE_NOTE = "Stale parents"
@@ -81,7 +82,7 @@ def _held(facts: Facts, run: RunRow) -> Decision | None:
     """A task of the run waited at T: at its wave gate, or for a pool slot."""
     wave = facts.wave
     if wave is not None and wave.wave is not None and wave.open is not None and wave.wave > wave.open:
-        members = names(wave.waves[wave.open]) if 0 <= wave.open < len(wave.waves) else "the open wave"
+        members = _wave_members(wave, wave.open) if 0 <= wave.open < len(wave.waves) else "the open wave"
         decision = Decision(
             "waiting_wave_gate",
             f"Waiting: run {run.run_id!r} is held at its wave gate: it is in wave {wave.wave} of schedule "
@@ -124,6 +125,15 @@ def _held(facts: Facts, run: RunRow) -> Decision | None:
             )
         return decision
     return None
+
+
+def _wave_members(wave: WavePlace, index: int) -> str:
+    """A wave's pipelines: those the caller may read by name, the others counted."""
+    unread = wave.unread[index]
+    if not unread:
+        return names(wave.waves[index])
+    others = f"{unread} {'DAG' if unread == 1 else 'DAGs'} you may not read"
+    return f"{names(wave.waves[index])} and {others}" if wave.waves[index] else others
 
 
 def _state_at(run: RunRow, at: datetime.datetime) -> str:
