@@ -241,3 +241,13 @@ def test_the_scan_finds_each_kind_of_read(tmp_path: Path) -> None:
             "outerjoin(...) reads error",
         ]
     )
+
+
+def test_no_module_serving_requests_reads_in_the_scope_of_every_dag() -> None:
+    """``Scope.everything()`` is the CLI's (it reads the database it was pointed at); a request has a caller."""
+    found = []
+    for path in _request_modules():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "everything":
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: Scope.everything(); give the caller's scope")
+    assert not found, "\n".join(found)
