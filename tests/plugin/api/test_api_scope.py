@@ -192,7 +192,7 @@ def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     from tessera.plugin._airflow import utcnow
 
     folder = tmp_path_factory.mktemp("tessera-scope")
-    store_dags(folder, DAG_FILE, ALLOWED)
+    store_dags(folder, DAG_FILE, (POOL_WAITER, DISPATCH_WAITER))
     store_dags(folder, DAG_FILE, (DENIED,))
     store_dags(folder, SHARED_FILE, (FUNCTION, SIBLING))
     (folder / "sec_denied_broken_beside.py").write_text("raise ValueError('SECRETIMPORTERROR')\n")
@@ -265,3 +265,22 @@ def test_the_allowed_dags_why_still_explains_the_wait_without_naming_the_holder(
     assert found["cause"] == "waiting_pool", found["verdict"]
     assert f"waited for a slot of pool {pool!r} (1 slot, all held: 1 by a DAG you may not read)" in found["verdict"]
     assert not _named(answer.text)
+
+
+def test_a_functions_cursor_status_quotes_its_files_error_only_to_who_may_read_every_dag_of_the_file(
+    api: Api,
+) -> None:
+    """The status route shows a broken function's row instead; any other reader of its status is held to the rule."""
+    from airflow.utils.session import create_session
+
+    from tessera.plugin.api.scoped_reads import Scope, function_statuses
+
+    def spec_valid(scope: Scope) -> list[tuple[str, str]]:
+        with create_session() as session:
+            (status,) = function_statuses(session, scope, [(FUNCTION, "work")]).values()
+        return [(c.type, c.message) for c in status.conditions]
+
+    limited = spec_valid(Scope.of(ALLOWED))
+    assert limited == [("SpecValid", HIDDEN), ("Ready", HIDDEN)]
+    everyone = spec_valid(Scope.of((*ALLOWED, SIBLING)))
+    assert everyone[0] == ("SpecValid", f"ValueError: SECRETSIBLINGERROR in {SIBLING}")
