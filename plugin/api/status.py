@@ -159,7 +159,7 @@ NOTHING_READ = GroupedReads(completed={}, cursors={})
 
 
 def grouped_reads(items: Sequence[ScheduledDag], session: Session, scope: Scope) -> GroupedReads:
-    """The :class:`GroupedReads` of ``items``, read in the caller's ``scope``: a few grouped queries, whatever many."""
+    """The :class:`GroupedReads` of ``items``, read in the caller's ``scope``: a few grouped queries for any number."""
     cursor_tasks = {
         item.dag_id: item.stored.cursor_task_ids
         for item in items
