@@ -24,7 +24,7 @@ from tessera.operators.functions.policy import DISPATCH_POOL
 from tessera.plugin.api.scoped_reads import HIDDEN
 
 from .prefix_auth import ALLOWED_PREFIX, LIMITED, PATH
-from .test_api_app import DAG_FILE, Api, airflow_api, store_dags
+from .test_api_app import DAG_FILE, Api, airflow_api, forget_dags, store_dags
 from .test_api_authz import QUERIES, ROUTES
 
 DENIED = "sec_denied_pool_holder"
@@ -195,12 +195,27 @@ def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     store_dags(folder, DAG_FILE, (POOL_WAITER, DISPATCH_WAITER))
     store_dags(folder, DAG_FILE, (DENIED,))
     store_dags(folder, SHARED_FILE, (FUNCTION, SIBLING))
-    (folder / "sec_denied_broken_beside.py").write_text("raise ValueError('SECRETIMPORTERROR')\n")
     _plant(utcnow())
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("AIRFLOW__CORE__AUTH_MANAGER", PATH)
-        with airflow_api(folder) as api:
-            yield api
+    try:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("AIRFLOW__CORE__AUTH_MANAGER", PATH)
+            with airflow_api(folder) as api:
+                yield api
+    finally:
+        _unplant()
+
+
+def _unplant() -> None:
+    """Leave the worker's database as the other modules expect it: no running task, pool or import error of ours."""
+    from airflow.models.errors import ParseImportError
+    from airflow.models.pool import Pool
+    from airflow.utils.session import create_session
+    from sqlalchemy import delete
+
+    forget_dags("sec_")
+    with create_session() as session:
+        session.execute(delete(Pool).where(Pool.pool.in_([POOL, DISPATCH_POOL])))
+        session.execute(delete(ParseImportError).where(ParseImportError.stacktrace.contains("SECRET")))
 
 
 def _urls(dag_id: str) -> list[tuple[str, str]]:
