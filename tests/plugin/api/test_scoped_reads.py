@@ -251,3 +251,21 @@ def test_no_module_serving_requests_reads_in_the_scope_of_every_dag() -> None:
             if isinstance(node, ast.Attribute) and node.attr == "everything":
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}: Scope.everything(); give the caller's scope")
     assert not found, "\n".join(found)
+
+
+def test_a_requests_scope_asks_the_auth_manager_once_and_only_past_the_routes_own_dag() -> None:
+    """Asking costs a query over every DAG: a read of the route's own DAG does not ask, the first other one does."""
+    from tessera.plugin.api.scoped_reads import Scope
+
+    asked = []
+
+    def readable() -> set[str]:
+        asked.append(1)
+        return {"mine", "another"}
+
+    scope = Scope.of_caller(readable, route_dag="route_dag")
+    assert scope.allows("route_dag") and not asked
+    assert scope.only(["another", "hidden", "route_dag", "another"]) == ["another", "route_dag"]
+    assert not scope.allows("hidden") and len(asked) == 1
+    assert Scope.of({"a"}).only(["a", "b"]) == ["a"]
+    assert Scope.everything().allows("anything")
