@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from .models import Contradiction, CursorStatus
+from .scoped_reads import Scope, function_statuses
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -33,7 +34,7 @@ CursorStatuses = dict[str, tuple[list[CursorStatus], str]]
 """By DAG id: the status of each of its cursor functions, and whether that could be read (:data:`OK`)."""
 
 
-def cursor_function_statuses(dags: Mapping[str, Sequence[str]], session: Session) -> CursorStatuses:
+def cursor_function_statuses(dags: Mapping[str, Sequence[str]], session: Session, scope: Scope) -> CursorStatuses:
     """The status of each cursor function of ``dags`` (DAG id: its cursor tasks), from ``function_statuses``.
 
     Connects to :func:`tessera.operators.functions.status.function_statuses` (the three
@@ -45,11 +46,7 @@ def cursor_function_statuses(dags: Mapping[str, Sequence[str]], session: Session
     if not wanted:
         return {}
     try:
-        from tessera.operators.functions.status import function_statuses
-    except ImportError as error:
-        return dict.fromkeys(dags, ([], _not_available("the cursor-function status", error)))
-    try:
-        statuses = function_statuses(wanted, session=session)
+        statuses = function_statuses(session, scope, wanted)
     except SQLAlchemyError:
         raise
     except Exception as error:  # a bug there must not take the whole status page down

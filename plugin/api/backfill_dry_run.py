@@ -98,22 +98,18 @@ def runs_left_out(session: Session, dag_id: str, infos: Sequence[Any], reprocess
     existing runs of the whole batch are read at once and the same rule is applied to each.
     """
     from airflow.models.backfill import ReprocessBehavior
-    from airflow.models.dagrun import DagRun
-    from sqlalchemy import select
 
     from .._airflow import dag_run_no_create_reason
+    from .scoped_reads import Scope, runs_dated
 
+    scope = Scope.of([dag_id])  # the route's dependency authorized this DAG
     found: dict[str, dict[datetime.datetime, list[Any]]] = {"logical_date": {}, "partition_date": {}}
     for name, index in found.items():
-        column = getattr(DagRun, name)
         dates = [getattr(info, name) for info in infos if getattr(info, name) is not None]
         if not dates:
             continue
         # The runs between the batch's first and last date: two bound parameters, whatever the batch's size.
-        query = select(DagRun.logical_date, DagRun.partition_date, DagRun.start_date, DagRun.state).where(
-            DagRun.dag_id == dag_id, column.between(min(dates), max(dates))
-        )
-        for row in session.execute(query):
+        for row in runs_dated(session, scope, dag_id, name, min(dates), max(dates)):
             index.setdefault(_key(getattr(row, name)), []).append(row)
     behavior = ReprocessBehavior(reprocess_behavior)
     left_out = []

@@ -17,21 +17,20 @@ import datetime
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from airflow.models.dag import DagModel, DagTag
 from airflow.models.errors import ParseImportError
-from airflow.models.log import Log
-from sqlalchemy import and_, or_, select, tuple_
+from sqlalchemy import or_, select
 
-from tessera.plugin.parse_watch import EVENT, FILE_MISSING, current_problems, last_line, newest_entries, parse_instant
+from tessera.plugin.parse_watch import EVENT, FILE_MISSING, last_line, parse_instant
 
 from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
+from .scoped_reads import HIDDEN, Scope, audit_entries, import_errors, parse_problems, parse_records
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-HIDDEN = "the error text is hidden: its file defines DAGs you may not read"
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Invalid|Warning): ")
 """An error line's exception class (``ValueError: ``): the reason already says what kind it is."""
 
@@ -84,51 +83,21 @@ def _tessera_ids(session: Session, dag_ids: Collection[str]) -> set[str]:
     return set(session.scalars(query))
 
 
-def _shown_files(
-    session: Session, files: set[tuple[str, str]], readable: Collection[str] | None
-) -> set[tuple[Any, Any]]:
-    """The (bundle, file) pairs whose every DAG the caller may read (``readable=None``: every file)."""
-    if readable is None or not files:
-        return set(files)
-    rows = session.execute(
-        select(DagModel.bundle_name, DagModel.relative_fileloc, DagModel.dag_id).where(
-            tuple_(DagModel.bundle_name, DagModel.relative_fileloc).in_(list(files))
-        )
-    )
-    hidden = {(bundle, file) for bundle, file, dag_id in rows if dag_id not in readable}
-    return set(files) - hidden
-
-
-def broken_dags(
-    session: Session, *, readable: Collection[str] | None, dag_ids: Collection[str] | None = None
-) -> dict[str, Broken]:
+def broken_dags(session: Session, scope: Scope, dag_ids: Collection[str] | None = None) -> dict[str, Broken]:
     """The tessera DAGs (of ``dag_ids``, or all the caller may read) whose file fails or is gone, by id.
 
     At most five queries whatever the number of DAGs: the problems, the tessera filter, the
-    recorded history, the files' DAGs (for what the caller may see), the errors' text.
+    recorded history, the errors' text, the files' DAGs (for what the caller may see).
     """
-    wanted = None if dag_ids is None else sorted(set(dag_ids) & set(readable) if readable is not None else dag_ids)
-    problems = current_problems(session, wanted)
-    if readable is not None:
-        problems = {dag_id: p for dag_id, p in problems.items() if dag_id in readable}
+    problems = parse_problems(session, scope, dag_ids)
     if not problems:
         return {}
     tessera = _tessera_ids(session, problems)  # once: a comprehension's condition is asked per DAG
     problems = {dag_id: p for dag_id, p in problems.items() if dag_id in tessera}
-    entries = newest_entries(session, sorted(problems))
+    entries = parse_records(session, scope, problems)
     error_ids = [p["import_error_id"] for p in problems.values() if p["import_error_id"] is not None]
-    errors = {}
-    if error_ids:
-        rows = session.execute(
-            select(
-                ParseImportError.id,
-                ParseImportError.bundle_name,
-                ParseImportError.filename,
-                ParseImportError.stacktrace,
-            ).where(ParseImportError.id.in_(error_ids))
-        )
-        errors = {error_id: (bundle, file, stacktrace) for error_id, bundle, file, stacktrace in rows}
-    shown = _shown_files(session, {(b, f) for b, f, _ in errors.values()}, readable)
+    found_errors = import_errors(session, scope, ParseImportError.id.in_(error_ids)) if error_ids else []
+    errors = {error.id: error for error in found_errors}
     found = {}
     for dag_id, problem in sorted(problems.items()):
         entry = entries.get(dag_id)
@@ -138,7 +107,7 @@ def broken_dags(
         if error is None:
             message = "the DAG file is gone, or no longer defines this DAG"
         else:
-            message = _EXCEPTION.sub("", last_line(error[2])) if (error[0], error[1]) in shown else HIDDEN
+            message = HIDDEN if error.stacktrace is None else _EXCEPTION.sub("", last_line(error.stacktrace))
         proof = [f"import error #{problem['import_error_id']}" if error is not None else "dag row (is_stale)"]
         if recorded:
             proof.append(f"audit log #{entry[0]} ({EVENT})")
@@ -173,17 +142,10 @@ class ParseEntry:
 
 
 def parse_entries(
-    session: Session, dag_id: str, *, at: datetime.datetime, until: datetime.datetime
+    session: Session, scope: Scope, dag_id: str, *, at: datetime.datetime, until: datetime.datetime
 ) -> tuple[ParseEntry | None, list[ParseEntry]]:
     """The newest recorded parse state at or before ``at``, and the changes after it up to ``until`` (at most 10)."""
-    columns = (Log.id, Log.dttm, Log.extra)
-    mine = and_(Log.dag_id == dag_id, Log.event == EVENT)
-    before = session.execute(
-        select(*columns).where(mine, Log.dttm <= at).order_by(Log.dttm.desc(), Log.id.desc()).limit(1)
-    )
-    after = session.execute(
-        select(*columns).where(mine, Log.dttm > at, Log.dttm <= until).order_by(Log.dttm, Log.id).limit(10)
-    )
+    before, after = audit_entries(session, scope, dag_id, EVENT, at=at, until=until)
 
     def entry(log_id: int, written: datetime.datetime, extra: str | None) -> ParseEntry:
         import json

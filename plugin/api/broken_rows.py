@@ -25,6 +25,7 @@ from .models import BrokenModel, ConditionModel, DagPlan, DagStatus, Lateness
 from .row_errors import plan_row, status_row
 from .runs import run_histories
 from .schedules import SCHEDULE_TAG_PREFIX, ScheduledDag
+from .scoped_reads import Scope
 from .status import NOTHING_READ
 
 if TYPE_CHECKING:
@@ -97,13 +98,13 @@ def _plan(row: DagPlan, broken: Broken) -> DagPlan:
 
 
 def with_broken_statuses(
-    session: Session, rows: list[DagStatus], readable: Collection[str] | None, dag_ids: Collection[str] | None = None
+    session: Session, rows: list[DagStatus], readable: Collection[str], dag_ids: Collection[str] | None = None
 ) -> list[DagStatus]:
     """``rows`` with every broken tessera DAG the caller may read (of ``dag_ids``): marked if listed, else added."""
-    broken = broken_dags(session, readable=readable, dag_ids=dag_ids)
+    broken = broken_dags(session, Scope.of(readable), dag_ids)
     listed = {row.dag_id for row in rows}
     missing = [dag_id for dag_id in broken if dag_id not in listed]
-    histories = run_histories(session, missing)
+    histories = run_histories(session, Scope.of(readable), missing)
     # without a stored version there is no schedule, so no parents to read fires of, nor cursor tasks
     added = [status_row(item, [], histories[item.dag_id], NOTHING_READ) for item in _items(session, missing)]
     merged = [_status(row, broken[row.dag_id]) if row.dag_id in broken else row for row in [*rows, *added]]
@@ -113,13 +114,13 @@ def with_broken_statuses(
 def with_broken_plans(
     session: Session,
     rows: list[DagPlan],
-    readable: Collection[str] | None,
+    readable: Collection[str],
     *,
     after: datetime.datetime,
     dag_ids: Collection[str] | None = None,
 ) -> list[DagPlan]:
     """``rows`` with every broken tessera DAG the caller may read, of ``dag_ids`` (no runs planned for a stale one)."""
-    broken = broken_dags(session, readable=readable, dag_ids=dag_ids)
+    broken = broken_dags(session, Scope.of(readable), dag_ids)
     listed = {row.dag_id for row in rows}
     added = [
         plan_row(item, after=after, count=1, until=None, contradictions=[])
@@ -130,7 +131,7 @@ def with_broken_plans(
 
 
 def broken_page_rows(
-    session: Session, broken: dict[str, Broken], missing: Collection[str], *, after: datetime.datetime
+    session: Session, scope: Scope, broken: dict[str, Broken], missing: Collection[str], *, after: datetime.datetime
 ) -> list[tuple[DagPlan, DagStatus]]:
     """The plan and status rows of the ``broken`` DAGs of ``missing`` (not among the live rows the page lists).
 
@@ -139,7 +140,7 @@ def broken_page_rows(
     """
     if not missing:
         return []
-    histories = run_histories(session, missing)
+    histories = run_histories(session, scope, missing)
     added = []
     for item in _items(session, missing):
         found = broken[item.dag_id]
@@ -149,14 +150,14 @@ def broken_page_rows(
     return added
 
 
-def broken_status(session: Session, dag_id: str, readable: Collection[str] | None) -> DagStatus | None:
+def broken_status(session: Session, dag_id: str, readable: Collection[str]) -> DagStatus | None:
     """The status row of one broken tessera DAG the route authorized (None: it is not one)."""
     rows = with_broken_statuses(session, [], readable, [dag_id])
     return rows[0] if rows else None
 
 
 def broken_plan(
-    session: Session, dag_id: str, readable: Collection[str] | None, *, after: datetime.datetime
+    session: Session, dag_id: str, readable: Collection[str], *, after: datetime.datetime
 ) -> DagPlan | None:
     """The plan row of one broken tessera DAG the route authorized (None: it is not one)."""
     rows = with_broken_plans(session, [], readable, after=after, dag_ids=[dag_id])

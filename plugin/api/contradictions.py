@@ -25,6 +25,7 @@ import tessera.timetables
 from .adapters import OK, declared_schedule_check
 from .models import Contradiction
 from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
+from .scoped_reads import Scope, import_errors
 from .stored import latest_stored
 
 if TYPE_CHECKING:
@@ -54,41 +55,20 @@ def import_error_contradictions(session: Session, user: Any, readable: Collectio
     """
     if not get_auth_manager().is_authorized_view(access_view=AccessView.IMPORT_ERRORS, user=user):
         return []
-    found = []
     tessera_files = select(DagModel.relative_fileloc).where(DagModel.timetable_type.startswith(TIMETABLE_PREFIX))
-    errors = session.scalars(
-        select(ParseImportError)
-        .where(
-            or_(
-                ParseImportError.filename.in_(tessera_files),
-                *(ParseImportError.stacktrace.contains(marker) for marker in _MARKERS),
-            )
+    theirs = (ParseImportError.stacktrace.contains(marker) for marker in _MARKERS)
+    errors = import_errors(session, Scope.of(readable), or_(ParseImportError.filename.in_(tessera_files), *theirs))
+    return [
+        Contradiction(
+            kind="invalid_spec",
+            severity="error",
+            message=f"{error.filename}: {_last_line(error.stacktrace)}",
+            dag_ids=error.dag_ids,
+            source="import_error",
         )
-        .order_by(ParseImportError.filename)
-    )
-    errors = errors.all()
-    # The DAGs of every file in error, in one query (not one per error).
-    in_files: dict[tuple[str, str], set[str]] = {}
-    for dag_id, filename, bundle in session.execute(
-        select(DagModel.dag_id, DagModel.relative_fileloc, DagModel.bundle_name).where(
-            DagModel.relative_fileloc.in_({error.filename for error in errors})
-        )
-    ):
-        in_files.setdefault((filename, bundle), set()).add(dag_id)
-    for error in errors:
-        file_dags = in_files.get((error.filename, error.bundle_name), set())
-        if not file_dags.issubset(readable):
-            continue
-        found.append(
-            Contradiction(
-                kind="invalid_spec",
-                severity="error",
-                message=f"{error.filename}: {_last_line(error.stacktrace)}",
-                dag_ids=sorted(file_dags),
-                source="import_error",
-            )
-        )
-    return found
+        for error in errors
+        if error.stacktrace is not None  # else its file defines a DAG the caller may not read
+    ]
 
 
 def declared_schedule_contradictions(session: Session, readable: Collection[str]) -> tuple[list[Contradiction], str]:

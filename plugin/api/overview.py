@@ -43,6 +43,7 @@ from .plans import lane_start, next_and_lane, plain_instant
 from .row_errors import plan_row, status_row
 from .runs import RunHistory, run_histories
 from .schedules import ScheduledDag, duration_text, scheduled_dags, shown_ids
+from .scoped_reads import Scope
 from .status import GroupedReads, StatusParts, grouped_reads, status_parts
 from .triggers import describe
 
@@ -206,17 +207,18 @@ def page_data(
     DAG whose row cannot be computed is answered as the plan and status answer it: with its
     error (:mod:`.row_errors`).
     """
+    scope = Scope.of(readable)
     contradictions, check = all_contradictions(session, user, readable)
     # A DAG whose file broke keeps its row, with the reason and since when, as in the plan and status.
-    broken = broken_dags(session, readable=readable)
+    broken = broken_dags(session, scope)
     live = set(shown_ids(session, readable=readable))
     every = sorted(live.union(broken))
     listed = every[offset : offset + limit]
     live_listed = live.intersection(listed)
     # readable=None: the ids were read with the caller's rights just above
     items = scheduled_dags(session, readable=None, dag_ids=live_listed) if live_listed else []
-    histories = run_histories(session, [item.dag_id for item in items])
-    reads = grouped_reads(items, session)
+    histories = run_histories(session, scope, [item.dag_id for item in items])
+    reads = grouped_reads(items, session, scope)
     until = lane_start(now) + LANE_AHEAD
     rows = []
     for item in each(items):  # stops when the caller leaves (up to 1,000 rows of lanes)
@@ -226,7 +228,9 @@ def page_data(
             plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
             row = _broken_row(plan, status_row(item, contradictions, history, reads))
         rows.append(row)
-    added = broken_page_rows(session, broken, [dag_id for dag_id in listed if dag_id not in live_listed], after=now)
+    added = broken_page_rows(
+        session, scope, broken, [dag_id for dag_id in listed if dag_id not in live_listed], after=now
+    )
     for row in rows:
         if row["dag_id"] in broken:
             row.update(page_update(broken[row["dag_id"]]))

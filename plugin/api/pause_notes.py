@@ -1,9 +1,9 @@
 """Why a paused DAG is paused, on its status and page rows: the note and reason of the pause tessera recorded.
 
 Read after the rows are built, with one grouped query for every paused DAG listed
-(:func:`~tessera.operators.functions.pause_history.standing_pauses`), none when no listed DAG is
-paused; so the lists keep a fixed number of queries whatever the fleet. Every caller has
-already been allowed to read the DAGs of its rows, as for the rest of the row.
+(:func:`~tessera.plugin.api.scoped_reads.pauses_standing`), none when no listed DAG is
+paused; so the lists keep a fixed number of queries whatever the fleet. The rows are the
+caller's: each was read in the caller's scope, so the scope of a read here is the rows' DAGs.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from tessera.operators.functions.pause_history import standing_pauses
 from tessera.operators.pauses import PauseRecord
 
 from .models import MAX_FAILED_RUNS_LISTED, DagStatus, PauseNote
+from .scoped_reads import Scope, pauses_standing
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -36,7 +36,7 @@ def pause_notes(session: Session, paused: Iterable[str]) -> dict[str, PauseNote]
     ids = set(paused)
     if not ids:
         return {}
-    return {dag_id: pause_note(record) for dag_id, record in standing_pauses(session, ids).items()}
+    return {dag_id: pause_note(record) for dag_id, record in pauses_standing(session, Scope.of(ids), ids).items()}
 
 
 def with_pause_notes(session: Session, rows: list[DagStatus]) -> list[DagStatus]:

@@ -39,7 +39,7 @@ from airflow.models.dagrun import DagRun
 from airflow.utils.session import create_session
 from airflow.utils.state import DagRunState
 from airflow.utils.types import DagRunTriggeredByType, DagRunType
-from sqlalchemy import func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from tessera.operators.functions.policy import is_dry_run
@@ -49,6 +49,7 @@ from . import metrics
 from .errors import Conflict, Invalid, NotFound, Unavailable
 from .metrics import Outcome
 from .schedules import is_scheduled, not_scheduled, read_latest
+from .scoped_reads import Scope, newest_run_pk, run_orm
 
 if TYPE_CHECKING:
     from airflow.models.dagbag import DBDagBag
@@ -87,29 +88,19 @@ def _first_real(runs: Any) -> DagRun | None:
 
 
 def in_flight_run(dag_id: str, session: Session) -> DagRun | None:
-    """The newest queued or running run that is not a test run (among the newest few)."""
+    """The newest queued or running run that is not a test run (among the newest few), of the route's DAG."""
     not_test = or_(DagRun.triggered_by.is_(None), DagRun.triggered_by != DagRunTriggeredByType.TEST)
-    return _first_real(
-        session.scalars(
-            select(DagRun)
-            .where(DagRun.dag_id == dag_id, DagRun.state.in_(IN_FLIGHT), not_test)
-            .order_by(DagRun.id.desc())
-            .limit(_CANDIDATES)
-        )
-    )
+    where = (DagRun.state.in_(IN_FLIGHT), not_test)
+    scope = Scope.of([dag_id])  # the route's dependency authorized this DAG
+    return _first_real(run_orm(session, scope, dag_id, *where, order=(DagRun.id.desc(),), limit=_CANDIDATES))
 
 
 def latest_finished_run(dag_id: str, session: Session) -> DagRun | None:
-    """The most recently finished run that is not a test run (among the newest few)."""
+    """The most recently finished run that is not a test run (among the newest few), of the route's DAG."""
     not_test = or_(DagRun.triggered_by.is_(None), DagRun.triggered_by != DagRunTriggeredByType.TEST)
-    return _first_real(
-        session.scalars(
-            select(DagRun)
-            .where(DagRun.dag_id == dag_id, DagRun.end_date.is_not(None), DagRun.state.not_in(IN_FLIGHT), not_test)
-            .order_by(DagRun.end_date.desc(), DagRun.id.desc())
-            .limit(_CANDIDATES)
-        )
-    )
+    where = (DagRun.end_date.is_not(None), DagRun.state.not_in(IN_FLIGHT), not_test)
+    order = (DagRun.end_date.desc(), DagRun.id.desc())
+    return _first_real(run_orm(session, Scope.of([dag_id]), dag_id, *where, order=order, limit=_CANDIDATES))
 
 
 def _check_refreshable(dag_model: DagModel | None, dag_id: str, dag_bag: DBDagBag, session: Session) -> Any:
@@ -140,7 +131,7 @@ def _decide(
     # The slot is read before anything else: a run committed after this read is either seen
     # in flight below, or it took the same slot and this request's insert fails. (Reading it
     # last would let a run committed between the two reads go unseen by both.)
-    newest = session.scalar(select(func.max(DagRun.id)).where(DagRun.dag_id == dag_id)) or 0
+    newest = newest_run_pk(session, Scope.of([dag_id]), dag_id)
     if (live := in_flight_run(dag_id, session)) is not None:
         return Decision("joined", live.run_id, scheduled)
     now = utcnow()

@@ -11,17 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.models.dag_version import DagVersion
 from airflow.models.dagrun import DagRun
-from airflow.models.xcom import XComModel
-from sqlalchemy import select
 
 from .action_models import Receipt, RefreshResponse, RefreshRun, RefreshStatus
 from .errors import Conflict
 from .refresh import COALESCE_WINDOW, MESSAGES, Decision, in_flight_run, latest_finished_run
+from .scoped_reads import Scope, run_orm, xcom_values
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 RECEIPT_KEY = "tessera_receipt"
+MAX_RECEIPTS = 100
+"""Receipts read of one run: a refresh's tasks each push one, and no answer needs more."""
 
 
 def _number(value: Any, kind: type) -> Any:
@@ -34,20 +35,16 @@ def _number(value: Any, kind: type) -> Any:
 
 
 def receipts(run: DagRun, session: Session) -> list[Receipt]:
-    rows = session.scalars(
-        select(XComModel)
-        .where(XComModel.dag_id == run.dag_id, XComModel.run_id == run.run_id, XComModel.key == RECEIPT_KEY)
-        .order_by(XComModel.task_id, XComModel.map_index)
-    )
+    """The run's receipts, at most :data:`MAX_RECEIPTS`; the run is of the DAG the route authorized."""
+    values = xcom_values(session, Scope.of([run.dag_id]), run.dag_id, run.run_id, RECEIPT_KEY, limit=MAX_RECEIPTS)
     found = []
-    for row in rows:
-        value = XComModel.deserialize_value(row)
+    for task_id, value in values:
         if not isinstance(value, dict):
             continue
         outcome = value.get("outcome")
         found.append(
             Receipt(
-                task_id=row.task_id,
+                task_id=task_id,
                 outcome=outcome if isinstance(outcome, str) else None,
                 rows=_number(value.get("rows"), int),
                 duration_seconds=_number(value.get("duration_seconds"), float),
@@ -82,7 +79,9 @@ def refresh_run(run: DagRun, session: Session) -> RefreshRun:
 
 
 def run_by_id(dag_id: str, run_id: str, session: Session) -> DagRun | None:
-    return session.scalar(select(DagRun).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id))
+    """The run ``run_id`` of the DAG the route authorized."""
+    found = run_orm(session, Scope.of([dag_id]), dag_id, DagRun.run_id == run_id, order=(DagRun.id,), limit=1)
+    return found[0] if found else None
 
 
 def refresh_response(dag_id: str, decision: Decision, session: Session) -> RefreshResponse:

@@ -32,6 +32,7 @@ from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Late
 from .plans import stored_next_run
 from .runs import RunHistory
 from .schedules import ScheduledDag
+from .scoped_reads import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -157,14 +158,14 @@ NOTHING_READ = GroupedReads(completed={}, cursors={})
 """For DAGs without a stored version: no schedule, so no parents, and no cursor tasks."""
 
 
-def grouped_reads(items: Sequence[ScheduledDag], session: Session) -> GroupedReads:
-    """The :class:`GroupedReads` of ``items``: a few grouped queries, whatever their number."""
+def grouped_reads(items: Sequence[ScheduledDag], session: Session, scope: Scope) -> GroupedReads:
+    """The :class:`GroupedReads` of ``items``, read in the caller's ``scope``: a few grouped queries for any number."""
     cursor_tasks = {
         item.dag_id: item.stored.cursor_task_ids
         for item in items
         if item.stored is not None and item.stored.cursor_task_ids
     }
-    return GroupedReads(parent_fires(items, session), cursor_function_statuses(cursor_tasks, session))
+    return GroupedReads(parent_fires(items, session), cursor_function_statuses(cursor_tasks, session, scope))
 
 
 def parent_fires(items: Iterable[ScheduledDag], session: Session) -> dict[str, datetime.datetime | None]:

@@ -9,7 +9,6 @@ timetable is read through its public plan, Airflow's own through ``next_dagrun_i
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -17,6 +16,7 @@ from airflow.models.dag import DagModel
 
 from .._airflow import utcnow
 from .errors import NotFound
+from .scoped_reads import Scope
 from .why_facts import Facts, gather
 from .why_models import OccurrenceModel, RunModel, WhyAnswer
 from .why_verdict import decide
@@ -60,14 +60,14 @@ def explain(
     dag_id: str,
     *,
     at: datetime.datetime | None = None,
-    readable: Callable[[], Collection[str]] | None = None,
+    scope: Scope,
     now: datetime.datetime | None = None,
 ) -> WhyAnswer:
     """Why ``dag_id`` did or did not run at ``at`` (default now).
 
-    ``readable``: gives the DAG ids the caller may read, which decides whether an import error's
-    text is shown (Airflow shows it only to whoever may read every DAG of its file); asked only
-    when the DAG's file has an import error. None shows it.
+    ``scope``: the DAGs the caller may read. The answer quotes no record of another DAG (a pool
+    slot's holder is counted, not named) and an import error's text only if the caller may read
+    every DAG of its file, as Airflow's own API shows it.
     :raises NotFound: no such DAG.
     """
     now = now or utcnow()
@@ -75,7 +75,7 @@ def explain(
     model = session.get(DagModel, dag_id)
     if model is None:
         raise NotFound(f"dag_id: {dag_id!r} is not a DAG Airflow knows (never parsed, or deleted)")
-    facts = gather(session, model, at, now, readable)
+    facts = gather(session, model, at, now, scope)
     decision = decide(facts)
     then, latest = facts.dag.then, facts.dag.now
     return WhyAnswer(

@@ -12,20 +12,21 @@ and the events of the assets an asset-driven DAG waits on. About twenty queries,
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow.utils.state import TaskInstanceState
 from sqlalchemy.exc import SQLAlchemyError
 
-from tessera.operators.functions.pause_history import LoggedPause, logged_pauses
-from tessera.operators.functions.record import FireRecord
-from tessera.operators.functions.skip_events import LoggedSkip, logged_skips
+from tessera.operators.functions.pause_history import LoggedPause
+from tessera.operators.functions.record import RECORD_KEY, FireRecord
+from tessera.operators.functions.skip_events import LoggedSkip
 
+from . import scoped_reads as reads
 from . import why_records as records
 from .broken import Broken, ParseEntry, broken_dags, parse_entries
 from .failures import failure
+from .scoped_reads import BackfillRow, PoolOccupancy, RunRow, Scope, TaskRow
 from .why_clock import ClockFinding, clock_findings
 from .why_schedule import ScheduleView, schedule_view
 from .why_versions import DagAtT, Definition, dag_at
@@ -48,10 +49,10 @@ class Facts:
     view: ScheduleView
     view_error: str | None = None
     clock: list[ClockFinding] = field(default_factory=list)
-    runs: list[records.RunRow] = field(default_factory=list)
-    later: list[records.RunRow] = field(default_factory=list)
-    occurrence_run: records.RunRow | None = None
-    subject: records.RunRow | None = None
+    runs: list[RunRow] = field(default_factory=list)
+    later: list[RunRow] = field(default_factory=list)
+    occurrence_run: RunRow | None = None
+    subject: RunRow | None = None
     due_at: datetime.datetime | None = None
     """When the occurrence became due (its run_after), or T: the instant the blockers are checked at."""
     pause: LoggedPause | None = None
@@ -61,12 +62,13 @@ class Facts:
     broken: Broken | None = None
     skips: list[LoggedSkip] = field(default_factory=list)
     scheduler: records.SchedulerCover | None = None
-    active: list[records.RunRow] = field(default_factory=list)
-    backfills: list[records.BackfillRow] = field(default_factory=list)
-    tasks: list[records.TaskRow] = field(default_factory=list)
+    active: list[RunRow] = field(default_factory=list)
+    backfills: list[BackfillRow] = field(default_factory=list)
+    tasks: list[TaskRow] = field(default_factory=list)
     fire_records: dict[str, FireRecord] = field(default_factory=dict)
     note: str | None = None
-    pool: tuple[str, int | None, list[tuple[str, str, records.TaskRow]]] | None = None
+    pool: PoolOccupancy | None = None
+    """The pool a task of the run waited for: its slots and holders, as far as the caller may read them."""
     wave: WavePlace | None = None
     assets: list[AssetWait] = field(default_factory=list)
     audit_floor: datetime.datetime | None = None
@@ -79,7 +81,7 @@ class Facts:
         return None if self.definition is None else self.definition.max_active_runs
 
 
-def _matches(run: records.RunRow, view: ScheduleView) -> bool:
+def _matches(run: RunRow, view: ScheduleView) -> bool:
     """Whether ``run`` is the run of the view's focus occurrence."""
     focus = view.focus
     if focus is None or not run.automated and run.run_type != "asset_triggered":
@@ -89,7 +91,7 @@ def _matches(run: records.RunRow, view: ScheduleView) -> bool:
     return run.run_type == "scheduled" and run.run_after == focus.run_after
 
 
-def _subject(facts: Facts) -> records.RunRow | None:
+def _subject(facts: Facts) -> RunRow | None:
     """The run the answer is about: a run asked for (manual, asset-driven) at T, else the occurrence's.
 
     Asked for "at T": triggered after the occurrence came due and at or before T, or running at T
@@ -100,7 +102,7 @@ def _subject(facts: Facts) -> records.RunRow | None:
     occurrence, at, focus = facts.occurrence_run, facts.at, facts.view.focus
     since = focus.run_after if focus is not None and facts.view.due else None
 
-    def asked_at_t(run: records.RunRow) -> bool:
+    def asked_at_t(run: RunRow) -> bool:
         if run.automated or run is occurrence or run.run_after > at:
             return False
         running = run.end_date is None or run.end_date >= at
@@ -134,7 +136,7 @@ def gather(
     model: DagModel,
     at: datetime.datetime,
     now: datetime.datetime,
-    readable: Callable[[], Collection[str]] | None,
+    scope: Scope,
 ) -> Facts:
     dag_id = model.dag_id
     dag = dag_at(session, model, at)
@@ -143,69 +145,76 @@ def gather(
         summary = "(never stored)" if definition is None else definition.summary
         view, view_error = ScheduleView("other", summary), None if definition is None else definition.error
     else:
-        anchor = next(iter(records.runs_before(session, dag_id, at, limit=1, automated=True)), None)
+        anchor = next(iter(reads.runs_before(session, scope, dag_id, at, limit=1, automated=True)), None)
         view, view_error = _view(definition, at, anchor)
     facts = Facts(dag_id, at, now, dag, definition, view, view_error, clock_findings(view, at))
     focus = view.focus
     low = min(x.run_after for x in (view.previous, focus) if x is not None) if focus else at
     high = max([at] + [x.run_after for x in (view.following,) if x is not None])
-    around = {run.id: run for run in records.runs_between(session, dag_id, min(low, at), high)}
-    around.update({run.id: run for run in records.runs_before(session, dag_id, at, limit=3)})
+    around = {run.id: run for run in reads.runs_between(session, scope, dag_id, min(low, at), high)}
+    around.update({run.id: run for run in reads.runs_before(session, scope, dag_id, at, limit=3)})
     facts.runs = sorted(around.values(), key=lambda run: (run.run_after, run.id))
-    facts.later = records.runs_after(session, dag_id, high)
+    facts.later = reads.runs_after(session, scope, dag_id, high)
     if view.due and focus is not None:
         facts.occurrence_run = next((run for run in facts.runs if _matches(run, view)), None)
     facts.subject = _subject(facts)
     due = focus.run_after if view.due and focus is not None else at
     facts.due_at = min(due, at)
-    facts.pause, facts.pauses = logged_pauses(session, dag_id, at=facts.due_at, until=now)
-    facts.parse, facts.parses = parse_entries(session, dag_id, at=facts.due_at, until=now)
-    # Who may read what is asked only when an import error's text could be shown (one of Airflow's
-    # auth queries, over every DAG); the route has already authorized this DAG.
-    shown = readable() if readable is not None and model.has_import_errors else None
-    facts.broken = broken_dags(session, readable=shown, dag_ids=[dag_id]).get(dag_id)
-    facts.skips = logged_skips(session, dag_id, since=facts.due_at, until=now)
+    facts.pause, facts.pauses = reads.pause_log(session, scope, dag_id, at=facts.due_at, until=now)
+    facts.parse, facts.parses = parse_entries(session, scope, dag_id, at=facts.due_at, until=now)
+    facts.broken = broken_dags(session, scope, [dag_id]).get(dag_id)
+    facts.skips = reads.skip_log(session, scope, dag_id, since=facts.due_at, until=now)
     facts.scheduler = records.scheduler_at(session, facts.due_at)
     limit = min(50, (facts.max_active_runs or 16) + 1)
-    facts.active = records.active_runs_at(session, dag_id, facts.due_at, limit=limit)
+    facts.active = reads.active_runs_at(session, scope, dag_id, facts.due_at, limit=limit)
     backfill_ids = [run.backfill_id for run in facts.runs if run.backfill_id is not None]
-    facts.backfills = records.backfills(session, dag_id, at=at, ids=backfill_ids)
-    _read_subject(session, facts)
+    facts.backfills = reads.backfills(session, scope, dag_id, at=at, ids=backfill_ids)
+    _read_subject(session, scope, facts)
     if view.kind == "assets":
         last = max((run.created for run in facts.runs if run.created <= at), default=None)
         facts.assets = asset_waits(
             session, dag_id, None if definition is None else definition.default_args, since=last, until=at
         )
-    facts.audit_floor = records.oldest_audit_entry(session)
+    facts.audit_floor = reads.oldest_audit_entry(session)
     facts.job_floor = records.oldest_scheduler_job(session)
     return facts
 
 
-def _read_subject(session: Session, facts: Facts) -> None:
+def _read_subject(session: Session, scope: Scope, facts: Facts) -> None:
     """The subject run's task instances, fire records and note; its pool or wave when a task waited at T."""
     run = facts.subject
     if run is None:
         return
-    facts.tasks = records.tasks_of(session, facts.dag_id, run.run_id)
-    facts.fire_records = records.fire_records(session, facts.dag_id, run.run_id)
-    facts.note = records.note_of(session, run.id)
+    facts.tasks = reads.tasks_of(session, scope, facts.dag_id, run.run_id)
+    records_left = reads.xcom_values(session, scope, facts.dag_id, run.run_id, RECORD_KEY, limit=50)
+    facts.fire_records = _fire_records(records_left)
+    facts.note = reads.note_of(session, scope, facts.dag_id, run.id)
     at = facts.at
     default_args = None if facts.definition is None else facts.definition.default_args
     for task in facts.tasks:
         if is_gate(task.task_id) and _held_at(task, at):
-            facts.wave = wave_place(session, facts.dag_id, run.run_id, default_args)
+            facts.wave = wave_place(session, scope, facts.dag_id, run.run_id, default_args)
         elif _waiting_for_slot(task, at) and facts.pool is None:
-            slots, holders = records.pool_at(session, task.pool, at)
-            facts.pool = (task.pool, slots, holders)
+            facts.pool = reads.pool_occupancy(session, scope, task.pool, at)
 
 
-def _held_at(task: records.TaskRow, at: datetime.datetime) -> bool:
+def _fire_records(values: list[tuple[str, Any]]) -> dict[str, FireRecord]:
+    """The fire records (skips, failed fires) the run's cursor tasks left, by task id."""
+    found = {}
+    for task_id, value in values:
+        record = FireRecord.from_json(value)
+        if record is not None:
+            found[task_id] = record
+    return found
+
+
+def _held_at(task: TaskRow, at: datetime.datetime) -> bool:
     """A gate deferred at ``at``: started, not finished, or still deferred now."""
     started = task.start_date is not None and task.start_date <= at
     return started and (task.end_date is None or task.end_date > at) and task.state in ("deferred", None, "running")
 
 
-def _waiting_for_slot(task: records.TaskRow, at: datetime.datetime) -> bool:
+def _waiting_for_slot(task: TaskRow, at: datetime.datetime) -> bool:
     """Scheduled by ``at`` but not yet queued to an executor (a pool, or a concurrency limit, held it)."""
     if task.scheduled is None or task.scheduled > at:
         return False

@@ -9,10 +9,11 @@ from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_record import RunRecord
 
 from .schedules import duration_text
+from .scoped_reads import RunRow
 from .why_blockers import blocker_at, late_decision
 from .why_facts import Facts
 from .why_models import Decision
-from .why_records import RunRow
+from .why_waits import WavePlace
 from .why_words import ago, names, run_record, run_words, trigger_words, when
 
 STALE_NOTE = "Stale parents"
@@ -81,7 +82,7 @@ def _held(facts: Facts, run: RunRow) -> Decision | None:
     """A task of the run waited at T: at its wave gate, or for a pool slot."""
     wave = facts.wave
     if wave is not None and wave.wave is not None and wave.open is not None and wave.wave > wave.open:
-        members = names(wave.waves[wave.open]) if 0 <= wave.open < len(wave.waves) else "the open wave"
+        members = _wave_members(wave, wave.open) if 0 <= wave.open < len(wave.waves) else "the open wave"
         decision = Decision(
             "waiting_wave_gate",
             f"Waiting: run {run.run_id!r} is held at its wave gate: it is in wave {wave.wave} of schedule "
@@ -94,24 +95,45 @@ def _held(facts: Facts, run: RunRow) -> Decision | None:
             f"state store of asset x-tessera-schedule://{wave.schedule} (waves)",
         )
         return decision
-    if facts.pool is not None:
-        pool, slots, holders = facts.pool
-        if slots is not None and len(holders) >= slots:
-            held = names([f"{dag}.{task.task_id} ({run_id})" for dag, run_id, task in holders[:5]])
-            decision = Decision(
-                "waiting_pool",
-                f"Waiting: run {run.run_id!r} was running but a task waited for a slot of pool {pool!r} "
-                f"({slots} slot{'s' if slots != 1 else ''}, all held by {held}).",
+    occupancy = facts.pool
+    if occupancy is not None and occupancy.slots is not None and occupancy.held >= occupancy.slots:
+        pool, slots, shown = occupancy.pool, occupancy.slots, occupancy.holders[:5]
+        held = f"held by {names([f'{h.dag_id}.{h.task.task_id} ({h.run_id})' for h in shown])}"
+        if occupancy.hidden:
+            # Airflow answers this caller 403 for those task instances: how many, never which.
+            others = f"{occupancy.hidden} by {'a DAG' if occupancy.hidden == 1 else 'DAGs'} you may not read"
+            held = f"held: {others}" if not shown else f"{held}, and {others}"
+        decision = Decision(
+            "waiting_pool",
+            f"Waiting: run {run.run_id!r} was running but a task waited for a slot of pool {pool!r} "
+            f"({slots} slot{'s' if slots != 1 else ''}, all {held}).",
+        )
+        for holder in shown:
+            decision.add(
+                "airflow",
+                "pool",
+                f"{holder.dag_id}.{holder.task.task_id} held a slot of {pool!r} from {when(holder.task.start_date)}.",
+                f"task_instance {holder.dag_id}.{holder.task.task_id} in {holder.run_id!r}",
             )
-            for dag, run_id, task in holders[:5]:
-                decision.add(
-                    "airflow",
-                    "pool",
-                    f"{dag}.{task.task_id} held a slot of {pool!r} from {when(task.start_date)}.",
-                    f"task_instance {dag}.{task.task_id} in {run_id!r}",
-                )
-            return decision
+        if occupancy.hidden:
+            decision.add(
+                "airflow",
+                "pool",
+                f"{occupancy.hidden} slot{'s' if occupancy.hidden != 1 else ''} of {pool!r} held by task instances "
+                "of DAGs you may not read (not named, as Airflow does not show them to you).",
+                f"task_instance (pool {pool!r})",
+            )
+        return decision
     return None
+
+
+def _wave_members(wave: WavePlace, index: int) -> str:
+    """A wave's pipelines: those the caller may read by name, the others counted."""
+    unread = wave.unread[index]
+    if not unread:
+        return names(wave.waves[index])
+    others = f"{unread} {'DAG' if unread == 1 else 'DAGs'} you may not read"
+    return f"{names(wave.waves[index])} and {others}" if wave.waves[index] else others
 
 
 def _state_at(run: RunRow, at: datetime.datetime) -> str:

@@ -22,6 +22,8 @@ from tessera.operators.schedules.runs import schedule_asset_id
 from tessera.operators.schedules.state import read_state
 from tessera.operators.schedules.waves import GATE_TASK_ID, WAVES_KEY
 
+from .scoped_reads import Scope
+
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
@@ -94,10 +96,26 @@ class WavePlace:
     """The run's wave (None: not in the current plan, so not held)."""
     open: int | None
     waves: list[list[str]]
+    """Each wave's pipelines the caller may read."""
+    unread: list[int]
+    """How many pipelines of each wave the caller may not read: counted, never named."""
     cancelled: str | None
 
 
-def wave_place(session: Session, dag_id: str, run_id: str, default_args: dict[str, Any] | None) -> WavePlace | None:
+def visible_waves(waves: Any, scope: Scope) -> tuple[list[list[str]], list[int]]:
+    """A wave plan's waves (lists of DAG ids) as ``scope`` may see them: the readable ids, and how many others."""
+    shown: list[list[str]] = []
+    unread: list[int] = []
+    for wave in waves if isinstance(waves, list) else []:
+        members = [member for member in wave if isinstance(member, str)] if isinstance(wave, list) else []
+        shown.append(scope.only(members))
+        unread.append(len(set(members)) - len(shown[-1]))
+    return shown, unread
+
+
+def wave_place(
+    session: Session, scope: Scope, dag_id: str, run_id: str, default_args: dict[str, Any] | None
+) -> WavePlace | None:
     """The run's wave and the open one, from the schedule's wave plan; None if the DAG is not wave-gated."""
     record = record_of(default_args)
     if not record or not record.get("max_wave_concurrent"):
@@ -106,12 +124,12 @@ def wave_place(session: Session, dag_id: str, run_id: str, default_args: dict[st
     asset_id = schedule_asset_id(name, session)
     plan = None if asset_id is None else read_state(asset_id, WAVES_KEY, session)
     if not isinstance(plan, dict):
-        return WavePlace(name, None, None, [], None)
+        return WavePlace(name, None, None, [], [], None)
     member = f"{dag_id}/{run_id}"
     cancelled = plan.get("cancelled")
     note = cancelled.get("note") if isinstance(cancelled, dict) else None
-    waves = plan.get("waves") if isinstance(plan.get("waves"), list) else []
-    return WavePlace(name, (plan.get("members") or {}).get(member), plan.get("open"), waves, note)
+    waves, unread = visible_waves(plan.get("waves"), scope)
+    return WavePlace(name, (plan.get("members") or {}).get(member), plan.get("open"), waves, unread, note)
 
 
 def is_gate(task_id: str) -> bool:

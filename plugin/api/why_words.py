@@ -9,7 +9,8 @@ from zoneinfo import ZoneInfo
 from tessera.operators.pauses import AFTER_FAILURES, PauseRecord
 
 from .schedules import duration_text
-from .why_records import JobRow, RunRow
+from .scoped_reads import RunRow
+from .why_records import JobRow
 
 UTC = datetime.timezone.utc
 

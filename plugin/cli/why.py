@@ -67,10 +67,11 @@ def local_answer(dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
     """The answer read from the metadata DB the Airflow CLI is configured for."""
     from airflow.utils.session import create_session
 
+    from ..api.scoped_reads import Scope
     from ..api.why import explain
 
-    with create_session() as session:
-        return explain(session, dag_id, at=at).model_dump(mode="json")
+    with create_session() as session:  # the database's own reader: every DAG is in scope
+        return explain(session, dag_id, at=at, scope=Scope.everything()).model_dump(mode="json")
 
 
 def remote_answer(api: RemoteApi, dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import delete, insert, update
 
+from tessera.plugin.api.scoped_reads import Scope
 from tessera.plugin.api.why import explain
 
 from .api.test_api_app import store_dags
@@ -143,7 +144,7 @@ def logged(session, event: str, dag_id: str, when: datetime.datetime, extra: dic
 
 def ask(session, dag_id: str, moment: datetime.datetime, now: datetime.datetime = NOW):
     session.flush()
-    return explain(session, dag_id, at=moment, now=now)
+    return explain(session, dag_id, at=moment, now=now, scope=Scope.everything())
 
 
 def texts(answer) -> str:
@@ -433,3 +434,17 @@ def test_a_run_created_after_t_says_what_held_it_until_then(session):
     assert answer.verdict.startswith("No run yet at T: the 2026-11-30 12:05:00 UTC occurrence had no run because")
     assert f"when it was unpaused at 2026-11-30 12:06:00 UTC it ran late as {late.run_id!r}" in answer.verdict
     assert f"audit log #{pause} (patch_dag)" in texts(answer)
+
+
+def test_a_wave_names_only_the_pipelines_the_caller_may_read_and_counts_the_others():
+    from tessera.plugin.api.why_runs import _wave_members
+    from tessera.plugin.api.why_waits import WavePlace, visible_waves
+
+    plan = [["a_pipe", "hidden_1"], ["hidden_2", "hidden_3"], ["b_pipe"], "not a wave", [3]]
+    waves, unread = visible_waves(plan, Scope.of({"a_pipe", "b_pipe"}))
+    assert (waves, unread) == ([["a_pipe"], [], ["b_pipe"], [], []], [1, 2, 0, 0, 0])
+    place = WavePlace("etl", 2, 0, waves, unread, None)
+    assert _wave_members(place, 0) == "'a_pipe' and 1 DAG you may not read"
+    assert _wave_members(place, 1) == "2 DAGs you may not read"
+    assert _wave_members(place, 2) == "'b_pipe'"
+    assert visible_waves(plan, Scope.everything())[1] == [0, 0, 0, 0, 0]

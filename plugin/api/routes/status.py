@@ -15,6 +15,7 @@ from ..pause_notes import with_pause_notes
 from ..row_errors import status_row
 from ..runs import run_histories
 from ..schedules import scheduled_dag, scheduled_dags
+from ..scoped_reads import Scope
 from ..status import grouped_reads
 from .access import read_runs, readable
 from .costs import ReadableFleet, readable_fleet
@@ -33,10 +34,11 @@ router = guarded_router(tags=["status"], responses=SIGNED_IN)
 )
 def get_statuses(session: SessionDep, user: GetUserDep, mine: ReadableFleet) -> StatusResponse:
     """Last and next fire, lateness, last outcome and conditions of every readable tessera DAG."""
+    scope = Scope.of(mine)
     contradictions, _ = all_contradictions(session, user, mine)
     items = scheduled_dags(session, readable=mine)
-    histories = run_histories(session, [item.dag_id for item in items])
-    reads = grouped_reads(items, session)
+    histories = run_histories(session, scope, [item.dag_id for item in items])
+    reads = grouped_reads(items, session, scope)
     rows = [status_row(item, contradictions, histories[item.dag_id], reads) for item in each(items)]
     rows = with_broken_statuses(session, rows, mine)  # broken DAGs keep their rows
     return StatusResponse(dags=with_pause_notes(session, rows))
@@ -60,6 +62,7 @@ def get_status(dag_id: str, session: SessionDep, user: GetUserDep) -> DagStatus:
             raise
         return with_pause_notes(session, [row])[0]
     contradictions, _ = all_contradictions(session, user, {dag_id})
-    history = run_histories(session, [dag_id])[dag_id]
-    row = status_row(item, contradictions, history, grouped_reads([item], session))
+    scope = Scope.of(mine)
+    history = run_histories(session, scope, [dag_id])[dag_id]
+    row = status_row(item, contradictions, history, grouped_reads([item], session, scope))
     return with_pause_notes(session, with_broken_statuses(session, [row], mine, [dag_id]))[0]

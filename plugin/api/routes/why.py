@@ -18,6 +18,7 @@ from fastapi import Depends, Query
 from pydantic import AfterValidator
 
 from ..inputs import SUPPORTED_FROM, SUPPORTED_RANGE, SUPPORTED_UNTIL
+from ..scoped_reads import Scope
 from ..why import explain
 from ..why_models import WhyAnswer
 from .access import read_runs, readable
@@ -59,4 +60,4 @@ At = Annotated[
 )
 def get_why(dag_id: str, session: SessionDep, user: GetUserDep, at: At = None) -> WhyAnswer:
     """One verdict sentence, then the evidence: what the schedule decided, what Airflow did, what happens next."""
-    return explain(session, dag_id, at=at, readable=lambda: readable(user))
+    return explain(session, dag_id, at=at, scope=Scope.of_caller(lambda: readable(user), route_dag=dag_id))

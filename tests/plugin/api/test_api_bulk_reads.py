@@ -155,6 +155,7 @@ def test_the_grouped_run_queries_find_what_the_per_dag_queries_found(airflow_db,
     from airflow.utils.session import create_session
 
     from tessera.plugin.api.runs import run_histories
+    from tessera.plugin.api.scoped_reads import Scope
 
     rng = random.Random(seed)
     dag_ids = [f"history_{seed}_{n:02d}" for n in range(30)]
@@ -166,7 +167,7 @@ def test_the_grouped_run_queries_find_what_the_per_dag_queries_found(airflow_db,
         for dag_id in dag_ids:
             _add_history(session, dag_id, rng)
     with create_session() as session:
-        histories = run_histories(session, dag_ids)
+        histories = run_histories(session, Scope.of(dag_ids), dag_ids)
         for dag_id in dag_ids:
             history = histories[dag_id]
             grouped = (

@@ -1,0 +1,88 @@
+"""A caller's reads of the audit log and of the records the features keep in it (pauses, skips, parse states)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from airflow.models.log import Log
+from sqlalchemy import Row, and_, func, select
+
+from tessera.operators.functions.pause_history import LoggedPause, logged_pauses, standing_pauses
+from tessera.operators.functions.skip_events import LoggedSkip, logged_skips
+from tessera.operators.pauses import PauseRecord
+from tessera.plugin.parse_watch import current_problems, newest_entries
+
+from .scope import Scope
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+
+def audit_entries(
+    session: Session,
+    scope: Scope,
+    dag_id: str,
+    event: str,
+    *,
+    at: datetime.datetime,
+    until: datetime.datetime,
+    after_limit: int = 10,
+) -> tuple[list[Row], list[Row]]:
+    """``dag_id``'s newest ``event`` entry at or before ``at``, and those after it up to ``until``.
+
+    Rows of ``(id, dttm, extra)``, the ones after ``at`` oldest first, at most ``after_limit``.
+    """
+    if not scope.allows(dag_id):
+        return [], []
+    columns = (Log.id, Log.dttm, Log.extra)
+    mine = and_(Log.dag_id == dag_id, Log.event == event)
+    before = select(*columns).where(mine, Log.dttm <= at).order_by(Log.dttm.desc(), Log.id.desc()).limit(1)
+    after = select(*columns).where(mine, Log.dttm > at, Log.dttm <= until).order_by(Log.dttm, Log.id)
+    return list(session.execute(before)), list(session.execute(after.limit(after_limit)))
+
+
+def oldest_audit_entry(session: Session) -> datetime.datetime | None:
+    """When Airflow's audit log starts (``airflow db clean`` removes older entries); index ``idx_log_dttm``.
+
+    Not scoped: an instant of the whole log, which names no DAG.
+    """
+    return session.scalar(select(func.min(Log.dttm)))
+
+
+# -- readers of the features' own records, reached on a caller's behalf ------------------------------
+# They live with their features (the scheduler and the CLI call them too); a request reaches them
+# only through these, which pass on the DAGs in scope alone.
+
+
+def pause_log(
+    session: Session, scope: Scope, dag_id: str, *, at: datetime.datetime, until: datetime.datetime
+) -> tuple[LoggedPause | None, list[LoggedPause]]:
+    """:func:`~tessera.operators.functions.pause_history.logged_pauses` of ``dag_id``."""
+    return logged_pauses(session, dag_id, at=at, until=until) if scope.allows(dag_id) else (None, [])
+
+
+def skip_log(
+    session: Session, scope: Scope, dag_id: str, *, since: datetime.datetime, until: datetime.datetime
+) -> list[LoggedSkip]:
+    """:func:`~tessera.operators.functions.skip_events.logged_skips` of ``dag_id``."""
+    return logged_skips(session, dag_id, since=since, until=until) if scope.allows(dag_id) else []
+
+
+def pauses_standing(session: Session, scope: Scope, dag_ids: Iterable[str]) -> dict[str, PauseRecord]:
+    """:func:`~tessera.operators.functions.pause_history.standing_pauses` of ``dag_ids`` in scope."""
+    ids = scope.only(dag_ids)
+    return standing_pauses(session, ids) if ids else {}
+
+
+def parse_problems(session: Session, scope: Scope, dag_ids: Iterable[str] | None) -> dict[str, dict[str, Any]]:
+    """:func:`~tessera.plugin.parse_watch.current_problems` of ``dag_ids`` (None: every DAG) in scope."""
+    problems = current_problems(session, None if dag_ids is None else scope.only(dag_ids))
+    return {dag_id: problem for dag_id, problem in problems.items() if scope.allows(dag_id)}
+
+
+def parse_records(session: Session, scope: Scope, dag_ids: Iterable[str]) -> dict[str, tuple[int, Any, dict]]:
+    """:func:`~tessera.plugin.parse_watch.newest_entries` of ``dag_ids`` in scope."""
+    ids = scope.only(dag_ids)
+    return newest_entries(session, ids) if ids else {}
