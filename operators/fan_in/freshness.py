@@ -27,6 +27,9 @@ class ParentFire:
     """``dag_id/run_id (state)`` of the runs that made up the fire."""
 
 
+STALE_NOTE = "Stale parents"
+"""How the release note's stale-parent block begins (the explainer finds the block by it)."""
+
 def stale_parents(
     parents: Sequence[str],
     last_completed: Mapping[str, datetime.datetime | None],
@@ -98,7 +101,7 @@ def release_note(
     # note writer keeps a run's newest lines; within this block, its first ones matter most).
     lines = []
     if stale:
-        lines.append(f"Stale parents (no completed fire within {hours:g} h); this run proceeded anyway:")
+        lines.append(f"{STALE_NOTE} (no completed fire within {hours:g} h); this run proceeded anyway:")
         lines.extend(f"- {name}: {_age(now, last_completed.get(name))}" for name in stale)
     if released_by:
         lines.append("Released by parent fires:")

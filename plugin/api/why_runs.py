@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 
+from tessera.operators.fan_in.freshness import STALE_NOTE
 from tessera.operators.functions.record import Phase
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_record import RunRecord
@@ -16,7 +17,6 @@ from .why_models import Decision
 from .why_waits import WavePlace
 from .why_words import ago, names, run_record, run_words, trigger_words, when
 
-STALE_NOTE = "Stale parents"
 """How the AFTER release note starts when a parent was stale (``tessera.operators.fan_in.freshness``)."""
 
 
@@ -221,16 +221,18 @@ def _backfill(facts: Facts, run: RunRow, decision: Decision) -> None:
 def _stale_parents(facts: Facts, decision: Decision) -> None:
     """The AFTER release note's stale-parent lines (tessera writes them; the run proceeded anyway)."""
     lines = (facts.note or "").splitlines()
-    if not lines or not lines[0].startswith(STALE_NOTE):
+    # Anywhere in the note: other steps' lines (or the count of lines dropped at the column's limit) may come first.
+    start = next((index for index, line in enumerate(lines) if line.startswith(STALE_NOTE)), None)
+    if start is None:
         return
     stale = []
-    for line in lines[1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith("- "):
             break
         stale.append(line[2:])
     parents = names([line.split(":", 1)[0] for line in stale])
     decision.verdict = decision.verdict.rstrip(".") + f", with a warning: stale parent {parents}."
-    decision.add("airflow", "stale_parent", f"{lines[0]} {'; '.join(stale)}", "the run's note")
+    decision.add("airflow", "stale_parent", f"{lines[start]} {'; '.join(stale)}", "the run's note")
 
 
 def _recorded(facts: Facts, run: RunRow, decision: Decision) -> None:

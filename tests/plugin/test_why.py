@@ -448,3 +448,23 @@ def test_a_wave_names_only_the_pipelines_the_caller_may_read_and_counts_the_othe
     assert _wave_members(place, 1) == "2 DAGs you may not read"
     assert _wave_members(place, 2) == "'b_pipe'"
     assert visible_waves(plan, Scope.everything())[1] == [0, 0, 0, 0, 0]
+
+
+@pytest.mark.parametrize(
+    "before", [[], ["… 3 earlier lines dropped", "Retried: attempt 1 of 4 failed"]], ids=["first", "later"]
+)
+def test_a_stale_parent_is_found_wherever_the_release_block_stands_in_the_note(before):
+    """The note writer keeps other steps' lines (and a count of dropped ones) before the release block."""
+    from types import SimpleNamespace
+
+    from tessera.operators.fan_in.freshness import release_note
+    from tessera.plugin.api.why_models import Decision
+    from tessera.plugin.api.why_runs import _stale_parents
+
+    now = datetime.datetime(2026, 3, 8, 12, tzinfo=datetime.timezone.utc)
+    block = release_note([], ["apc_daily"], {"apc_daily": now - datetime.timedelta(hours=30)}, now=now, hours=24)
+    decision = Decision(cause="ran", verdict="Ran.")
+    _stale_parents(SimpleNamespace(note="\n".join([*before, block])), decision)
+    assert decision.verdict == "Ran, with a warning: stale parent 'apc_daily'."
+    assert [item.fact for item in decision.evidence] == ["stale_parent"]
+    assert decision.evidence[0].text.startswith("Stale parents (no completed fire within 24 h); this run proceeded")
