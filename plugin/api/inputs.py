@@ -42,6 +42,10 @@ MAX_FLEET_RUNS = 50_000
 """The most runs the fleet-wide plan lists in one answer (``count`` times the DAGs listed): about two seconds
 of the API server's CPU, and the default count (10) for up to 5,000 DAGs. 1,000 runs of each of 1,000 DAGs
 took 42 s, and any reader may ask."""
+MAX_LANE_RUNS = 3_000_000
+"""The most run starts of tessera's timetables one fleet load counts: each is counted from its DAG's lane (a few
+periodic segments) by integer arithmetic, about a microsecond a run, where each run of another timetable costs a
+question to it (:data:`MAX_FLEET_RUNS` of those). 2,000 DAGs running every minute fit."""
 MAX_FLEET_DAGS = 10_000
 """The most DAGs a fleet-wide list (``status``, ``triggers``, ``plan``, ``load``) reads for one caller: a larger
 fleet is read a page at a time (``GET /api/v1/page``), as Airflow's own lists are."""

@@ -5,13 +5,16 @@ timetable through its public plan (``upcoming``, what the scheduler creates), an
 through its own ``next_dagrun_info_v2``, asked repeatedly as the scheduler asks it, with
 ``catchup=False`` (the scheduler's default) so the first answer is the run it creates next.
 Asking is bounded: at most :data:`RUN_CAP` runs per DAG per 24 hours (one a minute); a DAG
-that reaches the cap is listed as capped, so the counts say when they are a floor. And the
-whole answer counts at most :data:`~tessera.plugin.api.inputs.MAX_FLEET_RUNS` run starts, the
-fleet plan's cap: before any run is stepped, :func:`load_work` estimates the runs of every DAG
-(a tessera DAG's exactly, from its lane: a few periodic segments, not one entry per run; any
-other timetable's from the spacing of its next runs) and refuses a fleet over the cap, naming
-the ``minutes`` that fit; while counting, the tally stops at the cap too, for a timetable whose
-runs bunch later in the day than its first ones. Every DAG and every step passes a cancellation
+that reaches the cap is listed as capped, so the counts say when they are a floor. A tessera
+DAG's runs are counted from its lane (a few periodic segments, the page's timeline) by integer
+arithmetic, about a microsecond a run; any other timetable is asked once per run, which costs
+hundreds of times more. So one answer counts at most
+:data:`~tessera.plugin.api.inputs.MAX_FLEET_RUNS` runs of other timetables (the fleet plan's
+cap) and :data:`~tessera.plugin.api.inputs.MAX_LANE_RUNS` of tessera's: before any run is
+counted, :func:`load_work` estimates the runs of every DAG (a tessera DAG's exactly, from its
+lane; any other timetable's from the spacing of its next runs) and refuses a fleet over either
+cap, naming the ``minutes`` that fit; while counting, the tallies stop at the caps too, for a
+timetable whose runs bunch later in the day than its first ones. Every DAG and every step passes a cancellation
 :func:`~tessera.plugin.api.cancellation.checkpoint`, so the work stops when the caller leaves.
 
 A spike is a minute with at least :data:`SPIKE_FACTOR` times the mean run starts (and at
@@ -28,12 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.instants import to_us
 
 from .cancellation import checkpoint
 from .errors import TooMuchWork
-from .inputs import MAX_FLEET_RUNS
+from .inputs import MAX_FLEET_RUNS, MAX_LANE_RUNS
 
 MINUTE = datetime.timedelta(minutes=1)
+US_PER_MINUTE = 60_000_000
 HORIZON_MINUTES = 24 * 60
 RUN_CAP = HORIZON_MINUTES
 """Runs counted per DAG per 24 hours: one a minute. Denser cadences are counted up to it and marked capped."""
@@ -57,13 +62,14 @@ class FleetDag:
 @dataclass
 class DagStarts:
     dag_id: str
-    starts: list[datetime.datetime]
+    starts: list[int]
+    """When its runs may start, in microseconds since the Unix epoch."""
     capped: bool
     source: str
     """``tessera`` (its public plan) or ``timetable`` (the timetable's own ``next_dagrun_info_v2``)."""
     error: str | None = None
-    phase: datetime.timedelta = datetime.timedelta(0)
-    """How long after its occurrence each run starts (a tessera phase; Airflow's timetables have none)."""
+    phase: int = 0
+    """Microseconds after its occurrence each run starts (a tessera phase; Airflow's timetables have none)."""
 
 
 @dataclass
@@ -130,8 +136,31 @@ class FleetLoad:
 
 def _tessera_starts(
     timetable: TesseraTimetable, dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int
-) -> tuple[list[datetime.datetime], bool]:
-    # `upcoming` lists runs that may start strictly after `after`; a run due exactly at `start` counts too.
+) -> tuple[list[int], bool]:
+    # The lane lists the runs that start after `after` through `until`, as `upcoming` does: a run due
+    # exactly at `start` counts, one due at `until` does not (the range is [start, until)).
+    lane = timetable.plan.lane(
+        after=start - datetime.timedelta(microseconds=1), until=until, start_date=dag.start_date, end_date=dag.end_date
+    )
+    if lane.through is not None:  # a cadence that does not repeat, stepped run by run and not to `until`
+        return _upcoming_starts(timetable, dag, start=start, until=until, cap=cap)
+    low, high, starts = to_us(start), to_us(until), []
+    for segment in lane.segments:
+        j = segment.before(low - lane.phase)  # the first occurrence whose run starts at or after `start`
+        while j < segment.count:
+            at = segment.at(j) + lane.phase
+            if at >= high:
+                break
+            if len(starts) == cap:
+                return starts, True
+            starts.append(at)
+            j += 1
+    return starts, False
+
+
+def _upcoming_starts(
+    timetable: TesseraTimetable, dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int
+) -> tuple[list[int], bool]:
     runs = timetable.plan.upcoming(
         after=start - datetime.timedelta(microseconds=1),
         count=cap + 1,
@@ -139,13 +168,13 @@ def _tessera_starts(
         start_date=dag.start_date,
         end_date=dag.end_date,
     )
-    starts = [run.run_after for run in runs if start <= run.run_after < until]
+    starts = [to_us(run.run_after) for run in runs if start <= run.run_after < until]
     return starts[:cap], len(starts) > cap
 
 
 def _timetable_starts(
     timetable: Any, dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int
-) -> tuple[list[datetime.datetime], bool]:
+) -> tuple[list[int], bool]:
     from airflow.timetables.base import TimeRestriction
 
     from .._airflow import coerce_datetime
@@ -160,14 +189,14 @@ def _timetable_starts(
         checkpoint()  # a cron of one run a minute is 1,440 questions
         info = timetable.next_dagrun_info_v2(last_dagrun_info=info, restriction=restriction)
         if info is None or info.run_after >= until:
-            return starts, False
+            return [to_us(at) for at in starts], False
         if starts and info.run_after <= starts[-1]:
-            return starts, False  # a timetable that does not move on (continuous): counted once
+            return [to_us(at) for at in starts], False  # a timetable that does not move on (continuous): counted once
         if info.run_after >= start:
             starts.append(info.run_after)
         if len(starts) > cap:
-            return starts[:cap], True
-    return starts[:cap], True
+            return [to_us(at) for at in starts[:cap]], True
+    return [to_us(at) for at in starts[:cap]], True
 
 
 def dag_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int = RUN_CAP) -> DagStarts:
@@ -184,7 +213,8 @@ def dag_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime.datet
     except Exception as error:  # one DAG's timetable must not hide the fleet's load
         return DagStarts(dag.dag_id, [], False, source, f"{type(error).__name__}: {error}")
     phase = timetable.plan.phase if isinstance(timetable, TesseraTimetable) else datetime.timedelta(0)
-    return DagStarts(dag.dag_id, starts, capped, source, phase=phase)
+    phase_us = (phase.days * 86_400 + phase.seconds) * 1_000_000 + phase.microseconds  # exact, for pendulum's too
+    return DagStarts(dag.dag_id, starts, capped, source, phase=phase_us)
 
 
 def estimated_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime.datetime, cap: int = RUN_CAP) -> int:
@@ -208,9 +238,9 @@ def estimated_starts(dag: FleetDag, *, start: datetime.datetime, until: datetime
     if not more:
         return len(starts)
     spacing = (starts[-1] - starts[0]) / (len(starts) - 1)
-    if spacing <= datetime.timedelta(0):
+    if spacing <= 0:
         return cap
-    return min(cap, math.ceil((until - starts[0]) / spacing))
+    return min(cap, math.ceil((to_us(until) - starts[0]) / spacing))
 
 
 @dataclass(frozen=True)
@@ -222,56 +252,76 @@ class LoadWork:
     minutes: int
     cap: int = RUN_CAP
     most: int = MAX_FLEET_RUNS
+    """The most runs of timetables other than tessera's, each a question to the timetable."""
+    most_lane: int = MAX_LANE_RUNS
+    """The most runs of tessera's timetables, counted from their lanes."""
 
 
-def _too_much(minutes: int, dags: int, runs: int, most: int, *, counted: bool) -> TooMuchWork:
+def _too_much(minutes: int, dags: int, runs: int, most: int, *, counted: bool, lanes: bool) -> TooMuchWork:
     fits = minutes * most // max(runs, 1)
     how = f"ask for minutes={fits} or fewer, or count fewer DAGs" if fits >= 1 else "count fewer DAGs"
-    found = f"hold more than {most:,} run starts (counted so far)" if counted else f"hold about {runs:,} run starts"
+    kind = "of tessera's timetables" if lanes else "of other timetables (each asked for separately)"
+    found = f"more than {most:,} run starts {kind} (counted so far)" if counted else f"about {runs:,} run starts {kind}"
     return TooMuchWork(
-        f"`minutes`: {minutes} minutes of {dags:,} DAGs {found}; one load counts at most {most:,}: {how}"
+        f"`minutes`: {minutes} minutes of {dags:,} DAGs hold {found}; one load counts at most {most:,}: {how}"
     )
 
 
 def load_work(
-    dags: list[FleetDag], *, now: datetime.datetime, minutes: int = HORIZON_MINUTES, most: int = MAX_FLEET_RUNS
+    dags: list[FleetDag],
+    *,
+    now: datetime.datetime,
+    minutes: int = HORIZON_MINUTES,
+    most: int = MAX_FLEET_RUNS,
+    most_lane: int = MAX_LANE_RUNS,
 ) -> LoadWork:
     """The load of ``dags`` over ``minutes`` from the minute of ``now``, refused before any run is counted when
-    its estimated run starts pass ``most``."""
+    its estimated run starts pass ``most`` (other timetables') or ``most_lane`` (tessera's)."""
     start = now.replace(second=0, microsecond=0)
     until = start + minutes * MINUTE
-    estimate = 0
+    asked = counted = 0
     for dag in dags:
         checkpoint()
-        estimate += estimated_starts(dag, start=start, until=until)
-    if estimate > most:
-        raise _too_much(minutes, len(dags), estimate, most, counted=False)
-    return LoadWork(dags=dags, start=start, minutes=minutes, most=most)
+        runs = estimated_starts(dag, start=start, until=until)
+        if isinstance(dag.timetable, TesseraTimetable):
+            counted += runs
+        else:
+            asked += runs
+    if asked > most:
+        raise _too_much(minutes, len(dags), asked, most, counted=False, lanes=False)
+    if counted > most_lane:
+        raise _too_much(minutes, len(dags), counted, most_lane, counted=False, lanes=True)
+    return LoadWork(dags=dags, start=start, minutes=minutes, most=most, most_lane=most_lane)
 
 
 def count_load(work: LoadWork) -> FleetLoad:
     """Run starts per minute over the work's range, and the spikes; stops at the work's cap of run starts."""
     start, minutes = work.start, work.minutes
-    until = start + minutes * MINUTE
+    until, low = start + minutes * MINUTE, to_us(start)
     counts = [0] * minutes
     unphased = [0] * minutes
-    who: dict[int, list[str]] = {}
+    who: dict[int, set[str]] = {}
     found = []
-    total = 0
+    asked = counted = 0
     for dag in work.dags:
         checkpoint()
         answer = dag_starts(dag, start=start, until=until, cap=work.cap)
         found.append(answer)
         for at in answer.starts:
-            index = int(at.timestamp() - start.timestamp()) // 60  # pendulum's // timedelta is broken
+            index = (at - low) // US_PER_MINUTE
             counts[index] += 1
-            who.setdefault(index, []).append(dag.dag_id)
-            nominal = math.floor((at.timestamp() - answer.phase.total_seconds() - start.timestamp()) / 60)
+            who.setdefault(index, set()).add(dag.dag_id)
+            nominal = (at - answer.phase - low) // US_PER_MINUTE
             if 0 <= nominal < minutes:
                 unphased[nominal] += 1
-        total += len(answer.starts)
-        if total > work.most:
-            raise _too_much(minutes, len(work.dags), total, work.most, counted=True)
+        if answer.source == "tessera":
+            counted += len(answer.starts)
+        else:
+            asked += len(answer.starts)
+        if asked > work.most:
+            raise _too_much(minutes, len(work.dags), asked, work.most, counted=True, lanes=False)
+        if counted > work.most_lane:
+            raise _too_much(minutes, len(work.dags), counted, work.most_lane, counted=True, lanes=True)
     load = FleetLoad(start=start, counts=counts, dags=found, counts_without_phases=unphased)
     threshold = max(2, math.ceil(SPIKE_FACTOR * load.mean))
     busiest = sorted((i for i, n in enumerate(counts) if n >= threshold), key=lambda i: (-counts[i], i))
@@ -279,8 +329,8 @@ def count_load(work: LoadWork) -> FleetLoad:
         Spike(
             minute=start + index * MINUTE,
             runs=counts[index],
-            dag_ids=sorted(set(who[index]))[:MAX_SPIKE_DAGS],
-            dag_count=len(set(who[index])),
+            dag_ids=sorted(who[index])[:MAX_SPIKE_DAGS],
+            dag_count=len(who[index]),
         )
         for index in busiest[:MAX_SPIKES]
     ]

@@ -16,16 +16,27 @@ from airflow.timetables.trigger import CronTriggerTimetable
 
 from tessera.plugin.api import load as load_module
 from tessera.plugin.api.errors import TooMuchWork
-from tessera.plugin.api.inputs import MAX_FLEET_RUNS
-from tessera.plugin.api.load import RUN_CAP, FleetDag, LoadWork, count_load, dag_starts, estimated_starts, fleet_load
-from tessera.timetables import Every, Fixed
+from tessera.plugin.api.inputs import MAX_FLEET_RUNS, MAX_LANE_RUNS
+from tessera.plugin.api.load import (
+    RUN_CAP,
+    FleetDag,
+    LoadWork,
+    _upcoming_starts,
+    count_load,
+    dag_starts,
+    estimated_starts,
+    fleet_load,
+    load_work,
+)
+from tessera.timetables import Cron, Every, Fixed
+from tessera.timetables.instants import from_us
 
 UTC = datetime.timezone.utc
 NOW = datetime.datetime(2026, 3, 2, 12, 3, 20, tzinfo=UTC)
 START = datetime.datetime(2026, 3, 2, 12, 3, tzinfo=UTC)
 LONG_AGO = datetime.datetime(2025, 1, 1, tzinfo=UTC)
-FLEET = 500
-"""500 DAGs every 15 minutes: 48,000 run starts, within the most one load counts (50,000)."""
+FLEET = 1000
+"""1,000 DAGs every 15 minutes: 96,000 run starts, counted from their lanes."""
 
 
 @pytest.fixture(autouse=True)
@@ -46,8 +57,8 @@ def test_a_built_in_cron_counts_each_run_of_the_next_24_hours_from_its_own_answe
     )
     assert answer.source == "timetable" and not answer.capped and answer.error is None
     assert len(answer.starts) == 96
-    assert answer.starts[0] == datetime.datetime(2026, 3, 2, 12, 15, tzinfo=UTC)
-    assert all(at.minute % 15 == 0 and at.second == 0 for at in answer.starts)
+    assert from_us(answer.starts[0]) == datetime.datetime(2026, 3, 2, 12, 15, tzinfo=UTC)
+    assert all(at.minute % 15 == 0 and at.second == 0 for at in map(from_us, answer.starts))
 
 
 def test_a_data_interval_cron_starts_at_each_interval_end():
@@ -56,7 +67,7 @@ def test_a_data_interval_cron_starts_at_each_interval_end():
         start=START,
         until=START + datetime.timedelta(days=1),
     )
-    assert answer.starts[0] == datetime.datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
+    assert from_us(answer.starts[0]) == datetime.datetime(2026, 3, 2, 13, 0, tzinfo=UTC)
     assert len(answer.starts) == 24
 
 
@@ -83,7 +94,7 @@ def test_a_tessera_dag_starts_at_its_phase_after_each_occurrence():
         until=START + datetime.timedelta(days=1),
     )
     assert answer.source == "tessera"
-    assert answer.starts[:2] == [
+    assert [from_us(at) for at in answer.starts[:2]] == [
         datetime.datetime(2026, 3, 2, 12, 7, tzinfo=UTC),  # the 12:00 occurrence, 7 minutes on
         datetime.datetime(2026, 3, 2, 13, 7, tzinfo=UTC),
     ]
@@ -117,12 +128,12 @@ def _one_cadence(make):  # noqa: ANN001, ANN202
     return fleet_load([FleetDag(f"dag_{i:04}", make(f"dag_{i:04}")) for i in range(FLEET)], now=NOW)
 
 
-def test_default_phases_flatten_a_herd_of_500_dags_on_one_cadence():
-    """500 DAGs every 15 minutes: all at the quarter hour without phases; spread by their default phases."""
+def test_default_phases_flatten_a_herd_of_1000_dags_on_one_cadence():
+    """1,000 DAGs every 15 minutes: all at the quarter hour without phases; spread by their default phases."""
     herd = _one_cadence(lambda key: Every("15m", phase=Fixed("0s"), key=key))
     phased = _one_cadence(lambda key: Every("15m", key=key))
     print(
-        f"500 DAGs every 15 minutes: peak-to-mean {herd.peak_to_mean} without phases, "
+        f"1,000 DAGs every 15 minutes: peak-to-mean {herd.peak_to_mean} without phases, "
         f"{phased.peak_to_mean} with default phases"
     )
     assert herd.peak_to_mean == 15.0  # every run of the fleet in one minute of each fifteen
@@ -179,26 +190,74 @@ def test_the_estimate_is_a_tessera_dags_lane_count_and_a_built_in_timetables_nex
 
 
 def test_a_fleet_over_the_cap_is_refused_before_a_single_dag_is_stepped(monkeypatch):
+    """Another timetable is asked once per run (hundreds of times a lane's cost): 50,000 runs is its cap."""
     stepped = []
     monkeypatch.setattr(load_module, "dag_starts", lambda dag, **_: stepped.append(dag) or dag_starts(dag, **_))
-    dags = [FleetDag(f"minutely_{i:02d}", Every("1m", key=f"minutely_{i:02d}")) for i in range(40)]
+    dags = [FleetDag(f"minutely_{i:02d}", _cron("* * * * *"), start_date=LONG_AGO) for i in range(40)]
     with pytest.raises(TooMuchWork) as refused:
         fleet_load(dags, now=NOW)
     assert refused.value.detail == (
-        "`minutes`: 1440 minutes of 40 DAGs hold about 57,600 run starts; one load counts at most 50,000: "
-        "ask for minutes=1250 or fewer, or count fewer DAGs"
+        "`minutes`: 1440 minutes of 40 DAGs hold about 57,600 run starts of other timetables (each asked for "
+        "separately); one load counts at most 50,000: ask for minutes=1250 or fewer, or count fewer DAGs"
     )
     assert stepped == []
-    assert fleet_load(dags, now=NOW, minutes=1250).total == 40 * 1250
+
+
+def test_tessera_dags_are_counted_from_their_lanes_up_to_their_own_cap(monkeypatch):
+    stepped = []
+    monkeypatch.setattr(load_module, "dag_starts", lambda dag, **_: stepped.append(dag) or dag_starts(dag, **_))
+    dags = [FleetDag(f"minutely_{i:02d}", Every("1m", key=f"minutely_{i:02d}")) for i in range(40)]
+    assert fleet_load(dags, now=NOW).total == 40 * 1440  # 57,600: far within the cap of lane-counted runs
+    stepped.clear()
+    with pytest.raises(TooMuchWork) as refused:
+        load_work(dags, now=NOW, most_lane=50_000)  # as if the cap were 50,000
+    assert refused.value.detail == (
+        "`minutes`: 1440 minutes of 40 DAGs hold about 57,600 run starts of tessera's timetables; one load counts "
+        "at most 50,000: ask for minutes=1250 or fewer, or count fewer DAGs"
+    )
+    assert stepped == []
+    assert count_load(load_work(dags, now=NOW, minutes=1250, most_lane=50_000)).total == 40 * 1250
+    assert MAX_LANE_RUNS >= 2000 * 1440  # 2,000 DAGs running every minute fit
 
 
 def test_the_count_stops_at_the_cap_when_the_estimate_fell_short():
     """A timetable whose runs bunch later than its first ones is estimated low: the count itself stops."""
     dags = [FleetDag(f"minutely_{i}", Every("1m", key=f"minutely_{i}")) for i in range(3)]
-    work = LoadWork(dags=dags, start=START, minutes=1440, most=2000)  # as if the estimate had said 2,000 or less
-    with pytest.raises(TooMuchWork, match="hold more than 2,000 run starts \\(counted so far\\)"):
+    work = LoadWork(dags=dags, start=START, minutes=1440, most_lane=2000)  # as if the estimate had said 2,000
+    with pytest.raises(TooMuchWork, match="more than 2,000 run starts of tessera's timetables \\(counted so far\\)"):
         count_load(work)
+    crons = [FleetDag(f"cron_{i}", _cron("* * * * *"), start_date=LONG_AGO) for i in range(3)]
+    with pytest.raises(TooMuchWork, match="more than 2,000 run starts of other timetables"):
+        count_load(LoadWork(dags=crons, start=START, minutes=1440, most=2000))
     assert MAX_FLEET_RUNS == 50_000  # the fleet plan's cap, one constant
+
+
+LANE_CASES = {
+    "every-45m-phase": lambda: Every("45m", phase=Fixed("3m20s"), key="a"),
+    "every-10s-capped": lambda: Every("10s", key="dense"),
+    "every-1h-delay-spread": lambda: Every("1h", delay="30s", key="spread"),
+    "daily-amsterdam": lambda: Every.day(at="02:30", timezone="Europe/Amsterdam", key="d"),
+    "cron-new-york": lambda: Cron("30 1 * * *", timezone="America/New_York", key="c"),
+    "cron-dates": lambda: Cron("*/10 9-17 29 2 *", timezone="UTC", key="leap"),
+    "union": lambda: Every.day(at="09:00", timezone="Europe/London") | Cron("*/20 * * * 5", timezone="Europe/London"),
+    "weekly-excluded": lambda: Every.week(on="monday", at="07:00", timezone="Europe/Berlin", exclude=["2026-03-30"]),
+}
+DAYS = [
+    datetime.datetime(2026, 3, 28, 23, 17, tzinfo=UTC),  # Europe's spring forward
+    datetime.datetime(2026, 11, 1, 4, 59, tzinfo=UTC),  # America's fall back
+    datetime.datetime(2028, 2, 28, 12, 0, tzinfo=UTC),  # a leap day ahead
+    datetime.datetime(2026, 3, 30, 0, 0, tzinfo=UTC),  # an excluded Monday
+]
+
+
+@pytest.mark.parametrize("start", DAYS, ids=lambda day: day.strftime("%Y-%m-%d"))
+@pytest.mark.parametrize("make", LANE_CASES.values(), ids=LANE_CASES.keys())
+def test_a_lane_counts_exactly_the_runs_the_plan_lists(make, start):
+    """The load counts a tessera DAG from its lane; the runs are those ``plan.upcoming`` lists, one by one."""
+    dag = FleetDag("lane", make(), start_date=LONG_AGO)
+    until = start + datetime.timedelta(days=1)
+    answer = dag_starts(dag, start=start, until=until)
+    assert (answer.starts, answer.capped) == _upcoming_starts(dag.timetable, dag, start=start, until=until, cap=RUN_CAP)
 
 
 def test_tessera_plan_load_is_refused_as_the_api_refuses_it(tmp_path, capsys):
@@ -207,11 +266,12 @@ def test_tessera_plan_load_is_refused_as_the_api_refuses_it(tmp_path, capsys):
 
     (tmp_path / "minutely.py").write_text(
         "from airflow.sdk import DAG\n"
-        "from tessera.timetables import Every\n"
         "for n in range(40):\n"
-        "    with DAG(f'cli_minutely_{n:02d}', schedule=Every('1m'), start_date=None):\n"
+        "    with DAG(f'cli_minutely_{n:02d}', schedule='* * * * *', start_date=None):\n"
         "        pass\n"
     )
     assert main(["plan", str(tmp_path), "--load"]) == EXIT_USAGE
     said = capsys.readouterr().err.strip().splitlines()[-1]
-    assert said.startswith("tessera plan: `minutes`: 1440 minutes of 40 DAGs hold about 57,600 run starts"), said
+    assert said.startswith("tessera plan: `minutes`: 1440 minutes of 40 DAGs hold about 57,600 run starts of other"), (
+        said
+    )
