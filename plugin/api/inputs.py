@@ -103,6 +103,12 @@ Until = Annotated[
     _iso("until"),
     _supported("until"),
 ]
+At = Annotated[
+    datetime.datetime | None,
+    Query(description=f"The instant asked about (default now); {SUPPORTED_RANGE}, with a timezone."),
+    _iso("at"),
+    _supported("at"),
+]
 PageLimit = Annotated[int, Query(ge=1, le=PAGE_ROWS, description=f"How many rows at most (1 to {PAGE_ROWS}).")]
 PageOffset = Annotated[
     int, Query(ge=0, le=MAX_PAGE_OFFSET, description=f"Skip this many rows first (0 to {MAX_PAGE_OFFSET:,}).")

@@ -92,13 +92,20 @@ def test_the_why_route_answers_a_verdict_with_evidence_for_a_viewer(api):
 
 @pytest.mark.parametrize(
     "value",
-    ["0001-01-01T00:00:00Z", "1899-12-31T23:59:59Z", "3000-01-01T00:00:00Z", "2026-11-30T12:00:00", "yesterday"],
-    ids=["year-1", "before-1900", "year-3000", "naive", "not-an-instant"],
+    [
+        "0001-01-01T00:00:00Z",
+        "1899-12-31T23:59:59Z",
+        "3000-01-01T00:00:00Z",
+        "2026-11-30T12:00:00",
+        "yesterday",
+        "1764504000",  # pydantic would read a bare number as seconds since 1970: not an instant the document names
+    ],
+    ids=["year-1", "before-1900", "year-3000", "naive", "not-an-instant", "bare-number"],
 )
 def test_an_instant_outside_the_supported_range_is_a_422_naming_at(api, value):
     answer = api.call("GET", WHY, user="viewer", params={"at": value})
     assert answer.status_code == 422, answer.text
-    assert "at" in json.dumps(answer.json()["detail"])
+    assert "`at`" in json.dumps(answer.json()["detail"])
 
 
 def test_without_a_token_it_is_a_401_and_an_unknown_dag_a_404(api):
