@@ -244,8 +244,22 @@ def _plan(args: argparse.Namespace, api: RemoteApi | None) -> int:
     return EXIT_CONTRADICTION if any(c["severity"] == "error" for c in plan["contradictions"]) else EXIT_OK
 
 
+EXIT_READER_GONE = 128 + 13
+"""The exit status of a command whose reader went away (``tessera why X | head``), as after SIGPIPE in a shell."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tessera`` console script."""
+    try:
+        return _command(argv)
+    except BrokenPipeError:
+        # The reader went away: the rest is not wanted, and no traceback either. Python flushes
+        # stdout once more at exit, which would fail the same way: point it at /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_READER_GONE
+
+
+def _command(argv: Sequence[str] | None) -> int:
     from sqlalchemy.exc import SQLAlchemyError
 
     from .database import database_failure
@@ -268,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tessera plan: {error.detail}", file=sys.stderr)
     except SQLAlchemyError as error:  # a DAG id, read from the metadata database this Airflow is configured for
         print(f"tessera plan: {database_failure(error)}, or give a DAG file", file=sys.stderr)
+    except BrokenPipeError:
+        raise  # the reader went away: see main
     except (ValueError, OSError) as error:  # Refused, and what the system refuses (a header with a newline, ...)
         print(f"tessera plan: {error}", file=sys.stderr)
     return EXIT_USAGE

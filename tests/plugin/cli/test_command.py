@@ -237,3 +237,21 @@ def test_a_dag_file_that_cannot_be_imported_fails_the_command_naming_the_error(t
     assert main(["plan", str(tmp_path / "broken.py")]) == EXIT_CONTRADICTION
     out = capsys.readouterr().out
     assert "ERROR invalid_spec: broken.py: " in out and says in out
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """``tessera plan … | head -1``: no traceback and no error line once the reader has what it wanted."""
+    import subprocess
+    import sys
+
+    from tessera.plugin.cli.command import EXIT_READER_GONE
+
+    (tmp_path / "seed.py").write_text(SEED)
+    command = [sys.executable, "-m", "tessera.plugin.cli.command", "plan", str(tmp_path), "--count", "1000"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines = [process.stdout.readline() for _ in range(20)]  # Airflow may log a line or two to stdout first
+    assert any(line.startswith(b"cli_seed: every 5m") for line in lines), lines
+    process.stdout.close()  # as `head -1` does, long before the 1,000 runs (more than a pipe holds) are written
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode == EXIT_READER_GONE, errors.decode()[-2000:]
+    assert b"Traceback" not in errors and b"Broken pipe" not in errors and b"BrokenPipe" not in errors, errors
