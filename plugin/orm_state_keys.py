@@ -10,7 +10,7 @@
 * Allocating that dict can run the cycle collector. If the collector then calls a weakref callback
   that stores a name outside the shared keys on the *same* object, the callback converts the same
   array into a dict of its own and frees the array; the interrupted store then builds its dict on
-  the freed array (CPython 3.10, 3.12 and 3.13 survive the same script).
+  the freed array (a 30-line script crashes 3.11.2 and 3.11.7; 3.10.13, 3.12.1 and 3.13.0 survive it).
 * SQLAlchemy's ``InstanceState`` has such a callback: ``_cleanup``, called when its mapped object
   dies, sets ``session_id`` and ``_strong_obj``; ``Session.close`` sets ``_strong_obj`` on every
   state it detaches. In an API server that had answered three such pages, ``_strong_obj`` was not
@@ -19,9 +19,12 @@
   for the collector to run inside such a store.
 
 :func:`reserve_state_names` stores every name SQLAlchemy's ORM stores on a state (:data:`STATE_NAMES`)
-on one state before any other exists, which makes them all shared keys: no store on a state then
-allocates, so the collector can never run inside one. :mod:`tessera.plugin.policy` calls it
-when Airflow loads it, which Airflow does first thing in every one of its processes, before it configures the ORM.
+on one state before any other exists, which makes them all shared keys: no attribute store on a
+state then allocates, so the collector cannot run inside one, and the callback's own stores write
+in place. (The one other allocation, a state's ``__dict__`` made on the first read of a memoized
+property, happens while the ORM is using the object, when its callback cannot run.)
+:mod:`tessera.plugin.policy` calls it when Airflow loads it, which Airflow does first thing in every
+one of its processes, before it configures the ORM.
 ``tests/plugin/test_orm_state_keys.py`` fails when a SQLAlchemy upgrade stores a name this list lacks.
 """
 
