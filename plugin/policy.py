@@ -19,6 +19,12 @@ from __future__ import annotations
 
 from airflow.policies import hookimpl
 
+from tessera.plugin.orm_state_keys import reserve_state_names
+
+# Airflow imports this module first thing in every process, before its ORM holds any state: the
+# one moment SQLAlchemy's state attribute names still fit CPython 3.11's shared keys (the module says why).
+reserve_state_names()
+
 
 @hookimpl
 def dag_policy(dag) -> None:
