@@ -17,9 +17,9 @@ DAG's start and end dates bound them as they bound the scheduler. It exits 1 whe
 declared schedules contradict each other (unknown AFTER parents, cycles), and 2, with a message naming the
 option and never a traceback, for anything it will not work with (:mod:`tessera.plugin.cli.inputs`): the
 REST API's bounds (instants with a timezone in 1900-2999, at most 1000 runs, a preview of at most 1000 runs),
-a path that is not DAG files, a DAG id that is not text, no metadata database to read (:mod:`.cli_database`),
+a path that is not DAG files, a DAG id that is not text, no metadata database to read (:mod:`.database`),
 a database it cannot read, and an ``--api`` it refuses or that answers anything but the route's answer
-(:class:`~tessera.plugin.inputs.RemoteApi`: http(s) only, no redirect, ``--timeout``, a size cap).
+(:class:`~tessera.plugin.cli.inputs.RemoteApi`: http(s) only, no redirect, ``--timeout``, a size cap).
 """
 
 from __future__ import annotations
@@ -50,8 +50,28 @@ from .inputs import (
 EXIT_OK, EXIT_CONTRADICTION, EXIT_USAGE = 0, 1, 2
 
 
+DESCRIPTION = (
+    "The plans of tessera-scheduled DAGs, from DAG files or a running deployment;\n"
+    "why a DAG did or did not run at an instant; pauses with a note."
+)
+"""What ``tessera --help`` says first: plain text (the module docstring is reStructuredText for the docs)."""
+EXAMPLES = """examples:
+  tessera plan dags/                          the next runs of every DAG in the folder
+  tessera plan dags/etl.py --count 5 --after 2026-03-02T12:00:00Z
+  tessera plan --api http://localhost:8080 --token "$TOKEN"
+  tessera plan dags/ --load                   run starts per minute over the next 24 h
+  tessera plan etl --from 2026-01-01T00:00Z --to 2026-01-02T00:00Z    backfill preview
+  tessera why etl --at 2026-03-29T02:30+01:00
+  tessera pause etl --note "source down, see INC-12"
+
+exit status: 0 done; 1 a DAG file does not import or declared schedules contradict each other;
+2 an option, path, DAG id, database or --api answer it will not work with (one line, no traceback)."""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tessera", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="tessera", description=DESCRIPTION, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     plan = commands.add_parser("plan", help="print the next runs, their run-after, windows and phase")
     plan.add_argument("path", nargs="?", help="a DAG file or a folder of them, or a DAG id in the metadata DB")

@@ -255,3 +255,16 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
     _, errors = process.communicate(timeout=120)
     assert process.returncode == EXIT_READER_GONE, errors.decode()[-2000:]
     assert b"Traceback" not in errors and b"Broken pipe" not in errors and b"BrokenPipe" not in errors, errors
+
+
+@pytest.mark.parametrize(
+    "command", [[], ["plan"], ["why"], ["pause"], ["unpause"]], ids=["tessera", "plan", "why", "pause", "unpause"]
+)
+def test_the_help_is_plain_text(command, capsys):
+    """What a person reads in a terminal: no reStructuredText markup from the docstrings."""
+    with pytest.raises(SystemExit) as ended:
+        main([*command, "--help"])
+    assert ended.value.code == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: tessera")
+    assert not [mark for mark in ("``", ":mod:", ":class:", ":func:", ".. ") if mark in shown], shown
