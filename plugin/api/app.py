@@ -24,6 +24,7 @@ from fastapi import status as http
 from fastapi.responses import JSONResponse
 
 from . import errors
+from .mount import URL_PREFIX
 from .routes import backfill, load, page, pause, plan, refresh, status, triggers, why
 
 STATUS_CODES: dict[type[errors.ApiError], int] = {
@@ -82,7 +83,13 @@ def create_app() -> FastAPI:
     app = FastAPI(
         title="Tessera",
         version="1",
-        description="Plans, status and on-demand refresh of tessera-scheduled DAGs.",
+        description=(
+            "Plans, status, the fleet's load, backfill previews, pauses, on-demand refresh and 'why did it "
+            "(not) run' for the DAGs of an Airflow deployment, served by Airflow's API server under "
+            f"{URL_PREFIX} with Airflow's own authentication (a bearer token from POST /auth/token)."
+        ),
+        # The document's paths are the app's; a client generated from it needs the prefix the API server adds.
+        servers=[{"url": URL_PREFIX, "description": "the tessera app inside Airflow's API server"}],
         openapi_url=None,  # served by the page router, behind authentication like every other route
         docs_url=None,
         redoc_url=None,

@@ -153,3 +153,11 @@ def test_a_guarded_router_refuses_a_route_declared_without_the_mechanism():
         return None
 
     assert isinstance(router.routes[-1], GuardedRoute)
+
+
+def test_the_document_names_the_prefix_the_api_server_adds():
+    """A client generated from the document must call /tessera/api/v1/..., not /api/v1/...."""
+    from tessera.plugin.api.app import create_app
+    from tessera.plugin.api.mount import URL_PREFIX
+
+    assert [server["url"] for server in create_app().openapi()["servers"]] == [URL_PREFIX] == ["/tessera"]
