@@ -183,6 +183,11 @@ class AirflowHome:
         )
         log.close()
 
+    @property
+    def running(self) -> dict[str, int]:
+        """The processes this home started and has not stopped: their names and process ids."""
+        return {name: process.pid for name, process in self._processes.items()}
+
     def check_alive(self) -> None:
         for name, process in self._processes.items():
             if process.poll() is not None:

@@ -62,7 +62,7 @@ def stack(postgres_stack: AirflowHome) -> AirflowHome:
     home = postgres_stack
     # conftest's teardown hook stops a shared deployment when the next test does not use it, and in the
     # whole suite test_postgres_notes.py (no deployment) runs between test_postgres_ha.py and this file.
-    if not home._processes:
+    if not home.running:
         start_postgres_stack(home)
     home.wait_for("the API server", lambda: api_server_healthy(home), timeout=WAIT)
     home.wait_for(f"{DAG_ID} to be parsed", lambda: home.is_parsed(DAG_ID), timeout=WAIT)

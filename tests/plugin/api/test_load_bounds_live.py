@@ -64,7 +64,7 @@ class Server:
 
     def cpu_seconds(self) -> float:
         """The CPU time the API server and every process it started have used so far."""
-        leader = psutil.Process(self.home._processes["api-server"].pid)
+        leader = psutil.Process(self.home.running["api-server"])
         total = 0.0
         for member in [leader, *leader.children(recursive=True)]:
             try:
