@@ -90,6 +90,9 @@ class CadenceBackoff(RetryPolicy):
         return timedelta(microseconds=wait)
 
     def evaluate(self, exception: BaseException, try_number: int, max_tries: int, context: Any = None) -> RetryDecision:
+        if try_number > max_tries:
+            # The last try: no retry follows, so no wait to name (Airflow logs a decision's reason); it fails.
+            return RetryDecision.default()
         # On a clear Airflow sets max_tries = try_number + retries, so this counts from the clear.
         cleared_at = max(0, max_tries - self.retries)
         failure = max(1, try_number - cleared_at)

@@ -212,3 +212,11 @@ def test_a_clear_does_not_read_the_earlier_runs():
     earlier = EarlierRuns(("failed", 2))
     decision = policy.evaluate(RuntimeError("down"), try_number=4, max_tries=4, context={"ti": earlier})
     assert decision.retry_delay == timedelta(minutes=5) and earlier.asked == []
+
+
+def test_the_last_try_names_no_retry():
+    """Its failure fails the task: the decision says nothing of a wait (Airflow would log "retry in 1h20m")."""
+    _, policy = scheduler_side_task_instance(DAILY, retries=2)
+    decision = policy.evaluate(RuntimeError("down"), try_number=3, max_tries=2)
+    assert (decision.action.value, decision.retry_delay, decision.reason) == ("default", None, None)
+    assert policy.evaluate(RuntimeError("down"), try_number=2, max_tries=2).retry_delay == timedelta(minutes=10)
