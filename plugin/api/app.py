@@ -23,8 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi import status as http
 from fastapi.responses import JSONResponse
 
-from . import errors
-from .mount import URL_PREFIX
+from . import URL_PREFIX, errors
 from .routes import backfill, load, page, pause, plan, refresh, status, triggers, why
 
 STATUS_CODES: dict[type[errors.ApiError], int] = {

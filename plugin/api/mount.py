@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-URL_PREFIX = "/tessera"
+from . import URL_PREFIX
+
 PAGE_ROUTE = "tessera-schedules"
 
 
