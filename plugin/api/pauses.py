@@ -30,7 +30,7 @@ def pause(session: Session, dag_id: str, *, paused: bool, note: str | None, by: 
     try:
         record = set_paused(session, dag_id, paused=paused, note=note, by=by)
     except UnknownDag:
-        raise not_scheduled(dag_id) from None
+        raise not_scheduled(session, dag_id) from None
     return PauseState(
         dag_id=record.dag_id,
         is_paused=record.paused,

@@ -106,7 +106,7 @@ def latest_finished_run(dag_id: str, session: Session) -> DagRun | None:
 def _check_refreshable(dag_model: DagModel | None, dag_id: str, dag_bag: DBDagBag, session: Session) -> Any:
     """The stored DAG to run, or the refusal: not a tessera DAG, unreadable, paused, broken, no manual runs."""
     if dag_model is None or dag_model.is_stale or not is_scheduled(dag_model):
-        raise not_scheduled(dag_id)
+        raise not_scheduled(session, dag_id, dag_model)
     dag, error = read_latest(dag_bag, dag_id, session)
     if error is not None:
         raise Invalid(f"dag_id: {dag_id!r} cannot be refreshed, {error}; fix the DAG file so it is parsed again")

@@ -206,7 +206,18 @@ def scheduled_dags(
     return found
 
 
-def not_scheduled(dag_id: str) -> NotFound:
+def unknown_dag(dag_id: str) -> NotFound:
+    """The refusal for a DAG id with no row in Airflow's ``dag`` table."""
+    return NotFound(f"dag_id: {dag_id!r} is not a DAG Airflow knows (never parsed, or deleted)")
+
+
+def not_scheduled(session: Session, dag_id: str, model: DagModel | None = None) -> NotFound:
+    """Why ``dag_id`` is no tessera DAG a route can answer for: unknown, no longer parsed, or another schedule."""
+    model = model if model is not None else session.get(DagModel, dag_id)
+    if model is None:
+        return unknown_dag(dag_id)
+    if model.is_stale:
+        return NotFound(f"dag_id: {dag_id!r} is no longer defined by a parsed DAG file (its file is gone or changed)")
     return NotFound(f"dag_id: {dag_id!r} is not a tessera-scheduled DAG")
 
 
@@ -214,7 +225,7 @@ def scheduled_model(session: Session, dag_id: str) -> DagModel:
     """The row of a tessera DAG the route has authorized the caller for, without its stored DAG."""
     model = session.get(DagModel, dag_id)
     if model is None or model.is_stale or not is_scheduled(model):
-        raise not_scheduled(dag_id)
+        raise not_scheduled(session, dag_id, model)
     return model
 
 
@@ -222,7 +233,7 @@ def scheduled_dag(session: Session, dag_id: str) -> ScheduledDag:
     """One tessera DAG the route has authorized the caller for; :class:`NotFound` if it is not one."""
     found = scheduled_dags(session, readable=None, dag_id=dag_id)
     if not found:
-        raise not_scheduled(dag_id)
+        raise not_scheduled(session, dag_id)
     return found[0]
 
 

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from airflow.models.dag import DagModel
 
 from .._airflow import utcnow
-from .errors import NotFound
+from .schedules import unknown_dag
 from .scoped_reads import Scope
 from .why_facts import Facts, gather
 from .why_models import OccurrenceModel, RunModel, WhyAnswer
@@ -74,7 +74,7 @@ def explain(
     at = (at or now).astimezone(datetime.timezone.utc)
     model = session.get(DagModel, dag_id)
     if model is None:
-        raise NotFound(f"dag_id: {dag_id!r} is not a DAG Airflow knows (never parsed, or deleted)")
+        raise unknown_dag(dag_id)
     facts = gather(session, model, at, now, scope)
     decision = decide(facts)
     then, latest = facts.dag.then, facts.dag.now

@@ -118,7 +118,7 @@ def test_a_form_post_from_another_site_is_refused(api):
 def test_an_unknown_dag_is_404_naming_it(api):
     answer = api.call("POST", "/tessera/api/v1/dags/no_such_dag/pause", user="admin", json_body={})
     assert answer.status_code == 404
-    assert answer.json()["detail"] == "dag_id: 'no_such_dag' is not a tessera-scheduled DAG"
+    assert answer.json()["detail"] == "dag_id: 'no_such_dag' is not a DAG Airflow knows (never parsed, or deleted)"
 
 
 def test_why_cites_the_pause_tessera_recorded(api):
