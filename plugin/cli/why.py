@@ -68,7 +68,7 @@ def local_answer(dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
     from airflow.utils.session import create_session
 
     from ..api.scoped_reads import Scope
-    from ..api.why import explain
+    from ..explainer import explain
 
     with create_session() as session:  # the database's own reader: every DAG is in scope
         return explain(session, dag_id, at=at, scope=Scope.everything()).model_dump(mode="json")
@@ -76,7 +76,7 @@ def local_answer(dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
 
 def remote_answer(api: RemoteApi, dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
     """The answer of a running deployment's why route."""
-    from ..api.why_models import WhyAnswer
+    from ..explainer import WhyAnswer
 
     query = {} if at is None else {"at": at.isoformat()}
     path = f"dags/{urllib.parse.quote(dag_id, safe='')}/why"

@@ -19,7 +19,7 @@ WRITER = "operators/run_notes.py"
 FOLDERS = ("timetables", "operators", "plugin")
 NOTE_ATTRIBUTES = ("note", "dag_run_note")
 NOT_RUNS = {
-    ("plugin/api/why_facts.py", "facts.note"): "the explainer's copy of a note it read, not a run's",
+    ("plugin/explainer/facts.py", "facts.note"): "the explainer's copy of a note it read, not a run's",
 }
 """``.note`` assignments to objects that are not dag runs, and what they are."""
 CALLERS = (

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import delete, insert, update
 
 from tessera.plugin.api.scoped_reads import Scope
-from tessera.plugin.api.why import explain
+from tessera.plugin.explainer import explain
 
 from .api.test_api_app import store_dags
 
@@ -437,8 +437,8 @@ def test_a_run_created_after_t_says_what_held_it_until_then(session):
 
 
 def test_a_wave_names_only_the_pipelines_the_caller_may_read_and_counts_the_others():
-    from tessera.plugin.api.why_runs import _wave_members
-    from tessera.plugin.api.why_waits import WavePlace, visible_waves
+    from tessera.plugin.explainer.runs import _wave_members
+    from tessera.plugin.explainer.waits import WavePlace, visible_waves
 
     plan = [["a_pipe", "hidden_1"], ["hidden_2", "hidden_3"], ["b_pipe"], "not a wave", [3]]
     waves, unread = visible_waves(plan, Scope.of({"a_pipe", "b_pipe"}))
@@ -458,8 +458,8 @@ def test_a_stale_parent_is_found_wherever_the_release_block_stands_in_the_note(b
     from types import SimpleNamespace
 
     from tessera.operators.fan_in.freshness import release_note
-    from tessera.plugin.api.why_models import Decision
-    from tessera.plugin.api.why_runs import _stale_parents
+    from tessera.plugin.explainer.models import Decision
+    from tessera.plugin.explainer.runs import _stale_parents
 
     now = datetime.datetime(2026, 3, 8, 12, tzinfo=datetime.timezone.utc)
     block = release_note([], ["apc_daily"], {"apc_daily": now - datetime.timedelta(hours=30)}, now=now, hours=24)

@@ -17,8 +17,8 @@ import datetime
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from .why_schedule import ScheduleView
-from .why_words import when
+from .schedule import ScheduleView
+from .words import when
 
 
 @dataclass(frozen=True)

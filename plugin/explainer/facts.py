@@ -1,8 +1,8 @@
 """Everything "why" reads about one DAG around an instant T, in a bounded number of indexed queries.
 
 :func:`gather` reads, in order: the DAG row and the version in force at T
-(:mod:`~tessera.plugin.api.why_versions`), the schedule around T (part 1,
-:mod:`~tessera.plugin.api.why_schedule`), the runs between the occurrences around T, then the
+(:mod:`~tessera.plugin.explainer.versions`), the schedule around T (part 1,
+:mod:`~tessera.plugin.explainer.schedule`), the runs between the occurrences around T, then the
 records that can explain a missing or waiting run: pause changes and recorded skips (the audit
 log), parse-state changes (:mod:`~tessera.plugin.api.broken`), scheduler jobs, active runs,
 backfills, the task instances, fire records, note, pool and wave of the run the answer is about,
@@ -22,15 +22,15 @@ from tessera.operators.functions.pause_history import LoggedPause
 from tessera.operators.functions.record import RECORD_KEY, FireRecord
 from tessera.operators.functions.skip_events import LoggedSkip
 
-from . import scoped_reads as reads
-from . import why_records as records
-from .broken import Broken, ParseEntry, broken_dags, parse_entries
-from .failures import failure
-from .scoped_reads import BackfillRow, PoolOccupancy, RunRow, Scope, TaskRow
-from .why_clock import ClockFinding, clock_findings
-from .why_schedule import ScheduleView, schedule_view
-from .why_versions import DagAtT, Definition, dag_at
-from .why_waits import AssetWait, WavePlace, asset_waits, is_gate, wave_place
+from ..api import scoped_reads as reads
+from ..api.broken import Broken, ParseEntry, broken_dags, parse_entries
+from ..api.failures import failure
+from ..api.scoped_reads import BackfillRow, PoolOccupancy, RunRow, Scope, TaskRow
+from . import records
+from .clock import ClockFinding, clock_findings
+from .schedule import ScheduleView, schedule_view
+from .versions import DagAtT, Definition, dag_at
+from .waits import AssetWait, WavePlace, asset_waits, is_gate, wave_place
 
 if TYPE_CHECKING:
     from airflow.models.dag import DagModel

@@ -3,18 +3,18 @@
 The order of questions: a run in flight at T that is not the schedule's (manual, backfill, asset)
 answers it; else the schedule: no occurrence (no clock, before the start date, after the end date,
 a DST gap or a time that fires once), an occurrence not due yet, one that has a run
-(:mod:`~tessera.plugin.api.why_runs`), or one without (:mod:`~tessera.plugin.api.why_blockers`).
+(:mod:`~tessera.plugin.explainer.runs`), or one without (:mod:`~tessera.plugin.explainer.blockers`).
 The evidence around the verdict (the schedule in force, what happens next) is written here.
 """
 
 from __future__ import annotations
 
-from .schedules import duration_text
-from .why_blockers import no_run_decision
-from .why_facts import Facts
-from .why_models import Decision, Evidence
-from .why_runs import run_decision
-from .why_words import names, pause_words, run_record, run_words, when
+from ..api.schedules import duration_text
+from .blockers import no_run_decision
+from .facts import Facts
+from .models import Decision, Evidence
+from .runs import run_decision
+from .words import names, pause_words, run_record, run_words, when
 
 
 def _ran_words(facts: Facts) -> str:

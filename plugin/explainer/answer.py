@@ -1,8 +1,8 @@
 """``why``: did a DAG run at or around an instant T, and why (or why not)? One answer for the API, CLI and page.
 
-:func:`explain` reads the records (:mod:`~tessera.plugin.api.why_facts`), decides
-(:mod:`~tessera.plugin.api.why_verdict`) and shapes the answer
-(:class:`~tessera.plugin.api.why_models.WhyAnswer`). It works for every DAG: a tessera
+:func:`explain` reads the records (:mod:`~tessera.plugin.explainer.facts`), decides
+(:mod:`~tessera.plugin.explainer.verdict`) and shapes the answer
+(:class:`~tessera.plugin.explainer.models.WhyAnswer`). It works for every DAG: a tessera
 timetable is read through its public plan, Airflow's own through ``next_dagrun_info_v2``.
 """
 
@@ -15,11 +15,11 @@ from zoneinfo import ZoneInfo
 from airflow.models.dag import DagModel
 
 from .._airflow import utcnow
-from .schedules import unknown_dag
-from .scoped_reads import Scope
-from .why_facts import Facts, gather
-from .why_models import OccurrenceModel, RunModel, WhyAnswer
-from .why_verdict import decide
+from ..api.schedules import unknown_dag
+from ..api.scoped_reads import Scope
+from .facts import Facts, gather
+from .models import OccurrenceModel, RunModel, WhyAnswer
+from .verdict import decide
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

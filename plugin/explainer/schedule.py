@@ -3,7 +3,7 @@
 A tessera timetable is read only through its public plan (``due_at_or_before``, ``upcoming``,
 ``clock_changes``, ``dst_rule``, ``catch_up_limit``): the same answers the scheduler steps
 through. Airflow's own timetables are read through their own ``next_dagrun_info_v2``
-(:mod:`~tessera.plugin.api.why_builtin`). Either way the answer is a :class:`ScheduleView`:
+(:mod:`~tessera.plugin.explainer.builtin`). Either way the answer is a :class:`ScheduleView`:
 the occurrence the question is about (the newest one due at or before T, else the first one
 after it), the ones around it, the DAG's date bounds, and the catch-up rule in force.
 """
@@ -19,8 +19,8 @@ from tessera.timetables.clock_changes import ClockChange
 from tessera.timetables.exclusion_plan import ExcludedOccurrence
 from tessera.timetables.run_info import RunSchedule
 
-from .schedules import duration_text
-from .why_builtin import builtin_view
+from ..api.schedules import duration_text
+from .builtin import builtin_view
 
 
 @dataclass(frozen=True)

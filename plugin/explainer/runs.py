@@ -9,13 +9,13 @@ from tessera.operators.functions.record import Phase
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_record import RunRecord
 
-from .schedules import duration_text
-from .scoped_reads import RunRow
-from .why_blockers import blocker_at, late_decision
-from .why_facts import Facts
-from .why_models import Decision
-from .why_waits import WavePlace
-from .why_words import ago, names, run_record, run_words, trigger_words, when
+from ..api.schedules import duration_text
+from ..api.scoped_reads import RunRow
+from .blockers import blocker_at, late_decision
+from .facts import Facts
+from .models import Decision
+from .waits import WavePlace
+from .words import ago, names, run_record, run_words, trigger_words, when
 
 """How the AFTER release note starts when a parent was stale (``tessera.operators.fan_in.freshness``)."""
 

@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 
 from tessera.operators.pauses import AFTER_FAILURES, PauseRecord
 
-from .schedules import duration_text
-from .scoped_reads import RunRow
-from .why_records import JobRow
+from ..api.schedules import duration_text
+from ..api.scoped_reads import RunRow
+from .records import JobRow
 
 UTC = datetime.timezone.utc
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from tessera.operators.functions.pause_history import LoggedPause
 from tessera.timetables.policies import missed_deadline
 
-from .schedules import duration_text
-from .scoped_reads import RunRow
-from .why_facts import Facts
-from .why_models import Decision
-from .why_schedule import newer_due
-from .why_words import ago, job_record, job_words, pause_words, run_record, when
+from ..api.schedules import duration_text
+from ..api.scoped_reads import RunRow
+from .facts import Facts
+from .models import Decision
+from .schedule import newer_due
+from .words import ago, job_record, job_words, pause_words, run_record, when
 
 
 @dataclass(frozen=True)

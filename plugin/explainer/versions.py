@@ -19,8 +19,8 @@ from airflow.models.serialized_dag import SerializedDagModel
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from .failures import failure
-from .schedules import run_bounds
+from ..api.failures import failure
+from ..api.schedules import run_bounds
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
