@@ -239,7 +239,7 @@ ONE_DEFINITION = {
     "the instants tessera supports": ("timetables/_time/supported.py", ("SUPPORTED_FROM", "SUPPORTED_UNTIL")),
     "which zone names a schedule accepts": ("timetables/_time/wallclock.py", ("load_zone",)),
     "how a user's value is shown in a refusal": ("timetables/_time/excerpt.py", ("excerpt",)),
-    "Airflow's bounds on a DAG's runs (_time_restriction)": ("plugin/api/stored.py", ("time_restriction",)),
+    "Airflow's bounds on a DAG's runs (_time_restriction)": ("plugin/fleet/stored.py", ("time_restriction",)),
     "the starting deadline": ("timetables/_time/catch_up.py", ("past_deadline",)),
     "the run the scheduler stored next": ("timetables/public_plan.py", ("next_stored",)),
     "the ticks passed over between two runs": ("timetables/public_plan.py", ("missed_between",)),
@@ -269,7 +269,7 @@ def test_each_rule_is_stated_in_one_place(rule: str):
     assert (REPO / home).exists(), f"{rule}: {home} is gone; update ONE_DEFINITION"
     where = {name: sorted(str(p.relative_to(REPO)) for p in _sources() if name in _definitions(p)) for name in names}
     # A class that serves the stored next run to the page memoises the plan's answer under the same name.
-    allowed = {"next_stored": {"plugin/api/schedules.py"}}
+    allowed = {"next_stored": {"plugin/fleet/schedules.py"}}
     for name, modules in where.items():
         extra = set(modules) - {home} - allowed.get(name, set())
         assert home in modules, f"{rule}: {name} is no longer defined in {home}"

@@ -26,7 +26,7 @@ import pytest
 import time_machine
 
 from tessera.operators.functions import metrics
-from tessera.plugin.api import metrics as refresh_metrics
+from tessera.plugin.actions import metrics as refresh_metrics
 
 from .operators.conftest import CursorDags, stored_cursor
 from .operators.fan_in.test_fan_in_db import Deployment

@@ -2,11 +2,11 @@
 
 This module only assembles: the routers (one per resource, in :mod:`tessera.plugin.api.routes`)
 map the domain's answers to HTTP, and the one exception handler below maps the domain's
-refusals (:mod:`tessera.plugin.api.errors`) to status codes. Every route is declared through
+refusals (:mod:`tessera.plugin.errors`) to status codes. Every route is declared through
 :mod:`tessera.plugin.api.routes.guarded`, with its DAG scope, its work budget and cancellation when
 its caller leaves. Who may call what is in :mod:`tessera.plugin.api.routes.access`; what a request may send in
 :mod:`tessera.plugin.api.inputs`; a DAG whose plan or status cannot be computed is listed
-with its error (:mod:`tessera.plugin.api.row_errors`).
+with its error (:mod:`tessera.plugin.fleet.row_errors`).
 
 Every answer, the page's and the API's, refuses to be framed by another origin
 (:class:`SameOriginFramesOnly`): the Schedules page has a Refresh button, and a page on
@@ -23,7 +23,8 @@ from fastapi import FastAPI, Request
 from fastapi import status as http
 from fastapi.responses import JSONResponse
 
-from . import URL_PREFIX, errors
+from .. import errors
+from . import URL_PREFIX
 from .routes import backfill, load, page, pause, plan, refresh, status, triggers, why
 
 STATUS_CODES: dict[type[errors.ApiError], int] = {

@@ -30,8 +30,8 @@ from starlette.requests import ClientDisconnect
 
 from tessera.timetables.limits import SUPPORTED_FROM, SUPPORTED_UNTIL, check_supported_instant
 
-from .cancellation import Abandoned
-from .errors import Unprocessable, UnsupportedMediaType
+from ..cancellation import Abandoned
+from ..errors import Unprocessable, UnsupportedMediaType
 from .json_body import MAX_BODY_BYTES, parse_json, read_capped
 
 SUPPORTED_RANGE = f"{SUPPORTED_FROM:%Y-%m-%dT%H:%M:%SZ} <= t < {SUPPORTED_UNTIL:%Y-%m-%dT%H:%M:%SZ}"

@@ -21,7 +21,7 @@ import math
 from collections.abc import AsyncIterable
 from typing import Any
 
-from .errors import ContentTooLarge, Unprocessable
+from ..errors import ContentTooLarge, Unprocessable
 
 MAX_BODY_BYTES = 64 * 1024
 """The largest body a route reads (a refresh sends ``{}``; the cursor limit is the same 64 KiB)."""

@@ -34,7 +34,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ..api.errors import ApiError
+from ..errors import ApiError
 from . import pause
 from .inputs import (
     DEFAULT_TIMEOUT_SECONDS,
@@ -101,9 +101,9 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
     """The plan of the DAG files under ``path``, in the shape of the REST API's plan route."""
     from tessera.timetables.base import TesseraTimetable
 
-    from ..api.adapters import declared_schedule_check
-    from ..api.excluded import excluded_runs
-    from ..api.schedules import duration_text, occurrence_of, planned_runs
+    from ..fleet.adapters import declared_schedule_check
+    from ..fleet.excluded import excluded_runs
+    from ..fleet.schedules import duration_text, occurrence_of, planned_runs
 
     bag = load_dags(path)
     root = path if os.path.isdir(path) else os.path.dirname(path)
@@ -149,7 +149,7 @@ def local_plan(path: str, *, dag_id: str | None, count: int, after: datetime.dat
 
 def remote_plan(api: RemoteApi, *, dag_id: str | None, count: int, after: datetime.datetime) -> dict:
     """The plan route of a running deployment (``/tessera/api/v1/...``)."""
-    from ..api.models import DagPlan, PlanResponse
+    from ..fleet.models import DagPlan, PlanResponse
 
     query = {"count": str(count), "after": after.isoformat()}
     if dag_id is None:
@@ -163,8 +163,8 @@ def stored_plan(dag_id: str, *, count: int, after: datetime.datetime) -> dict[st
     """The plan of a DAG stored in the metadata database this Airflow CLI is configured for, as the API answers it."""
     from airflow.utils.session import create_session
 
-    from ..api.row_errors import plan_row
-    from ..api.schedules import scheduled_dag
+    from ..fleet.row_errors import plan_row
+    from ..fleet.schedules import scheduled_dag
 
     with create_session() as session:
         row = plan_row(scheduled_dag(session, dag_id), after=after, count=count, until=None, contradictions=[])

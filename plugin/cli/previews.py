@@ -27,8 +27,8 @@ def _stored(dag: Any) -> Any:
 def local_load(path: str) -> dict[str, Any]:
     """The load of every DAG in the files under ``path`` (paused or not: files say nothing about that)."""
     from .._airflow import utcnow  # here, as the others: importing the module costs no Airflow
-    from ..api.load import FleetDag, fleet_load
-    from ..api.load_models import load_response
+    from ..fleet.load.models import load_response
+    from ..fleet.load.starts import FleetDag, fleet_load
 
     dags = []
     for dag in sorted(load_dags(path).dags.values(), key=lambda d: d.dag_id):
@@ -39,7 +39,7 @@ def local_load(path: str) -> dict[str, Any]:
 
 
 def remote_load(api: RemoteApi) -> dict[str, Any]:
-    from ..api.load_models import LoadResponse
+    from ..fleet.load.models import LoadResponse
 
     return api.get("load", {}, shape=LoadResponse, what="fleet load", max_bytes=MAX_RESPONSE_BYTES)
 
@@ -91,7 +91,7 @@ def local_backfill(
     path: str, *, dag_id: str | None, from_date: datetime.datetime, to_date: datetime.datetime
 ) -> list[dict[str, Any]]:
     """The preview of every DAG in the files under ``path`` (or just ``dag_id``)."""
-    from ..api.backfill_preview import preview_dag
+    from ..actions.backfill_preview import preview_dag
 
     dags = sorted(load_dags(path).dags.values(), key=lambda d: d.dag_id)
     return [
@@ -105,7 +105,7 @@ def stored_backfill(dag_id: str, *, from_date: datetime.datetime, to_date: datet
     """The preview of a DAG stored in the metadata database this Airflow CLI is configured for."""
     from airflow.utils.session import create_session
 
-    from ..api.backfill_preview import preview_stored
+    from ..actions.backfill_preview import preview_stored
 
     with create_session() as session:
         preview = preview_stored(session, dag_id, from_date=from_date, to_date=to_date)
@@ -115,7 +115,7 @@ def stored_backfill(dag_id: str, *, from_date: datetime.datetime, to_date: datet
 def remote_backfill(
     api: RemoteApi, dag_id: str, *, from_date: datetime.datetime, to_date: datetime.datetime
 ) -> list[dict[str, Any]]:
-    from ..api.backfill_preview import BackfillPreview
+    from ..actions.backfill_preview import BackfillPreview
 
     query = {"from_date": from_date.isoformat(), "to_date": to_date.isoformat()}
     path = f"dags/{urllib.parse.quote(dag_id, safe='')}/backfill-preview"

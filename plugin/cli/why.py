@@ -67,8 +67,8 @@ def local_answer(dag_id: str, at: datetime.datetime | None) -> dict[str, Any]:
     """The answer read from the metadata DB the Airflow CLI is configured for."""
     from airflow.utils.session import create_session
 
-    from ..api.scoped_reads import Scope
     from ..explainer import explain
+    from ..scoped_reads import Scope
 
     with create_session() as session:  # the database's own reader: every DAG is in scope
         return explain(session, dag_id, at=at, scope=Scope.everything()).model_dump(mode="json")
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     """``tessera why``: print the answer; 2 for an unknown DAG, no database, or an ``--api`` it refuses."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from ..api.errors import ApiError
+    from ..errors import ApiError
     from .database import require_metadata_database
 
     try:
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _reason(error: Exception) -> str:
     """The one line a refusal prints: the API's detail, the refusal itself, or the database's failure."""
-    from ..api.errors import ApiError
+    from ..errors import ApiError
     from .database import database_failure
 
     if isinstance(error, ApiError):

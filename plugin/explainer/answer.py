@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 from airflow.models.dag import DagModel
 
 from .._airflow import utcnow
-from ..api.schedules import unknown_dag
-from ..api.scoped_reads import Scope
+from ..fleet.schedules import unknown_dag
+from ..scoped_reads import Scope
 from .facts import Facts, gather
 from .models import OccurrenceModel, RunModel, WhyAnswer
 from .verdict import decide

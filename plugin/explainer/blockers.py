@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from tessera.operators.functions.pause_history import LoggedPause
 from tessera.timetables.policies import missed_deadline
 
-from ..api.schedules import duration_text
-from ..api.scoped_reads import RunRow
+from ..fleet.schedules import duration_text
+from ..scoped_reads import RunRow
 from .facts import Facts
 from .models import Decision
 from .schedule import newer_due

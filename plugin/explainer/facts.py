@@ -4,7 +4,7 @@
 (:mod:`~tessera.plugin.explainer.versions`), the schedule around T (part 1,
 :mod:`~tessera.plugin.explainer.schedule`), the runs between the occurrences around T, then the
 records that can explain a missing or waiting run: pause changes and recorded skips (the audit
-log), parse-state changes (:mod:`~tessera.plugin.api.broken`), scheduler jobs, active runs,
+log), parse-state changes (:mod:`~tessera.plugin.fleet.broken`), scheduler jobs, active runs,
 backfills, the task instances, fire records, note, pool and wave of the run the answer is about,
 and the events of the assets an asset-driven DAG waits on. About twenty queries, each bounded.
 """
@@ -22,10 +22,10 @@ from tessera.operators.functions.pause_history import LoggedPause
 from tessera.operators.functions.record import RECORD_KEY, FireRecord
 from tessera.operators.functions.skip_events import LoggedSkip
 
-from ..api import scoped_reads as reads
-from ..api.broken import Broken, ParseEntry, broken_dags, parse_entries
-from ..api.failures import failure
-from ..api.scoped_reads import BackfillRow, PoolOccupancy, RunRow, Scope, TaskRow
+from .. import scoped_reads as reads
+from ..fleet.broken import Broken, ParseEntry, broken_dags, parse_entries
+from ..fleet.failures import failure
+from ..scoped_reads import BackfillRow, PoolOccupancy, RunRow, Scope, TaskRow
 from . import records
 from .clock import ClockFinding, clock_findings
 from .schedule import ScheduleView, schedule_view

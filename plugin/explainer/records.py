@@ -2,7 +2,7 @@
 
 Every read is one indexed query (by type and heartbeat) bounded by a ``LIMIT``. A job names no
 DAG, so these reads are the same for every caller; the DAGs' own records (runs, task instances,
-pools, the audit log) are read through :mod:`~tessera.plugin.api.scoped_reads`.
+pools, the audit log) are read through :mod:`~tessera.plugin.scoped_reads`.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from tessera.operators.functions.record import Phase
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_record import RunRecord
 
-from ..api.schedules import duration_text
-from ..api.scoped_reads import RunRow
+from ..fleet.schedules import duration_text
+from ..scoped_reads import RunRow
 from .blockers import blocker_at, late_decision
 from .facts import Facts
 from .models import Decision

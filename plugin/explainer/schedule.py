@@ -19,7 +19,7 @@ from tessera.timetables.clock_changes import ClockChange
 from tessera.timetables.exclusion_plan import ExcludedOccurrence
 from tessera.timetables.run_info import RunSchedule
 
-from ..api.schedules import duration_text
+from ..fleet.schedules import duration_text
 from .builtin import builtin_view
 
 

@@ -9,7 +9,7 @@ The evidence around the verdict (the schedule in force, what happens next) is wr
 
 from __future__ import annotations
 
-from ..api.schedules import duration_text
+from ..fleet.schedules import duration_text
 from .blockers import no_run_decision
 from .facts import Facts
 from .models import Decision, Evidence

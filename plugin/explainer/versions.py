@@ -19,8 +19,8 @@ from airflow.models.serialized_dag import SerializedDagModel
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..api.failures import failure
-from ..api.schedules import run_bounds
+from ..fleet.failures import failure
+from ..fleet.schedules import run_bounds
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

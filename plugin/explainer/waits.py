@@ -22,7 +22,7 @@ from tessera.operators.schedules.runs import schedule_asset_id
 from tessera.operators.schedules.state import read_state
 from tessera.operators.schedules.waves import GATE_TASK_ID, WAVES_KEY
 
-from ..api.scoped_reads import Scope
+from ..scoped_reads import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 from tessera.operators.pauses import AFTER_FAILURES, PauseRecord
 
-from ..api.schedules import duration_text
-from ..api.scoped_reads import RunRow
+from ..fleet.schedules import duration_text
+from ..scoped_reads import RunRow
 from .records import JobRow
 
 UTC = datetime.timezone.utc

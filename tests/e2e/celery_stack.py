@@ -252,6 +252,7 @@ def celery_stack(
 
 # -- what the tests read -------------------------------------------------------------------------
 
+
 def fire_state(home: AirflowHome, dag_id: str) -> dict:
     """The stored cursor of ``dag_id``; by run id, each finished fire's ``[outcome, reason]`` and each skip's reason."""
     return cursor_state(home, dag_id, "fire")

@@ -14,10 +14,10 @@ from airflow.timetables.interval import CronDataIntervalTimetable
 from airflow.timetables.simple import AssetTriggeredTimetable, NullTimetable
 from airflow.timetables.trigger import CronTriggerTimetable
 
-from tessera.plugin.api import load as load_module
-from tessera.plugin.api.errors import TooMuchWork
 from tessera.plugin.api.inputs import MAX_FLEET_RUNS, MAX_LANE_RUNS
-from tessera.plugin.api.load import (
+from tessera.plugin.errors import TooMuchWork
+from tessera.plugin.fleet.load import starts as load_module
+from tessera.plugin.fleet.load.starts import (
     RUN_CAP,
     FleetDag,
     LoadWork,
@@ -165,8 +165,8 @@ def test_the_hourly_profile_is_labelled_by_clock_hours_as_the_spikes_are():
 
 
 def test_the_load_as_text_names_hours_and_spikes_by_the_same_clock():
-    from tessera.plugin.api.load_models import load_response
     from tessera.plugin.cli.previews import render_load
+    from tessera.plugin.fleet.load.models import load_response
 
     dags = [FleetDag(f"herd_{i}", _cron("0 6 * * *"), start_date=LONG_AGO) for i in range(3)]
     body = load_response(fleet_load(dags, now=NOW), paused_left_out=0).model_dump(mode="json")

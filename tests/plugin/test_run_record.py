@@ -20,7 +20,7 @@ from airflow.timetables.base import TimeRestriction
 from airflow.utils.types import DagRunType
 
 from tessera.plugin import macros
-from tessera.plugin.api.status import _summary, missed_ticks
+from tessera.plugin.fleet.status import _summary, missed_ticks
 from tessera.timetables import Every, Fixed
 from tessera.timetables.run_info import schedule_of
 

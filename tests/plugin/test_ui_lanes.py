@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tessera.plugin.api.plans import lane_of
+from tessera.plugin.fleet.plans import lane_of
 from tests.timetables.test_lane import cadences, ranges, runs_to_compare, us
 
 from .test_ui_browser import CHROMIUM, CHROMIUM_ARGS

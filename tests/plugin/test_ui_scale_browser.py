@@ -48,7 +48,7 @@ def _run(occurrence: datetime.datetime) -> dict:
 
 
 def _answers() -> dict:
-    from tessera.plugin.api.plans import lane_of
+    from tessera.plugin.fleet.plans import lane_of
     from tessera.timetables import Every, Fixed
 
     now = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)

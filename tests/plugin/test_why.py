@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import delete, insert, update
 
-from tessera.plugin.api.scoped_reads import Scope
 from tessera.plugin.explainer import explain
+from tessera.plugin.scoped_reads import Scope
 
 from .api.test_api_app import store_dags
 

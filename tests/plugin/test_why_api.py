@@ -152,8 +152,8 @@ def test_why_at_a_broken_instant_cites_the_parse_record(api):
 def test_an_import_error_is_hidden_from_a_caller_who_may_not_read_every_dag_of_its_file(api):
     from airflow.utils.session import create_session
 
-    from tessera.plugin.api.broken import broken_dags
-    from tessera.plugin.api.scoped_reads import HIDDEN, Scope
+    from tessera.plugin.fleet.broken import broken_dags
+    from tessera.plugin.scoped_reads import HIDDEN, Scope
 
     with create_session() as session:
         everyone = broken_dags(session, Scope.everything(), [BROKEN])[BROKEN]

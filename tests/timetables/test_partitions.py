@@ -149,9 +149,7 @@ def test_a_key_that_names_no_period_is_refused(key, message):
         ),
         pytest.param({"key_format": 7}, TypeError, "give a strftime pattern", id="not-a-string"),
         pytest.param({"partitioned": "yes"}, TypeError, "give True or False", id="partitioned-not-bool"),
-        pytest.param(
-            {"key_format": "%Y-%m-%dT%H:%M:%S" + "x" * 10**6}, ValueError, "give 1 to 64", id="huge-format"
-        ),
+        pytest.param({"key_format": "%Y-%m-%dT%H:%M:%S" + "x" * 10**6}, ValueError, "give 1 to 64", id="huge-format"),
         pytest.param({"key_format": ""}, ValueError, "key_format", id="empty-format"),
     ],
 )

@@ -24,9 +24,7 @@ CATCH_UP_SPAN = datetime.timedelta(hours=36)
 """The longest a simulated scheduler catches up: 4,320 runs of a 30 s cadence (as in the REST agreement test)."""
 
 ZONES = st.sampled_from(["UTC", "America/New_York", "Europe/London", "Australia/Lord_Howe", "Asia/Kolkata"])
-PHASES = st.one_of(
-    st.none(), st.sampled_from([Fixed("0s"), Fixed("2m10s"), Fixed("7h"), Spread(), Spread(max="5m")])
-)
+PHASES = st.one_of(st.none(), st.sampled_from([Fixed("0s"), Fixed("2m10s"), Fixed("7h"), Spread(), Spread(max="5m")]))
 CATCH_UP = st.sampled_from([Latest(), Backfill(limit=1), Backfill(limit=3)])
 KEYWORDS = st.fixed_dictionaries(
     {

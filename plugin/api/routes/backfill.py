@@ -1,6 +1,6 @@
 """``GET /api/v1/dags/{dag_id}/backfill-preview``: the runs ``airflow backfill create`` creates, with windows.
 
-The preview is bounded (:mod:`tessera.plugin.api.backfill_preview`), and it also stops the
+The preview is bounded (:mod:`tessera.plugin.actions.backfill_preview`), and it also stops the
 moment its caller leaves: it asks the route mechanism's cancellation before each run it lists.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from airflow.utils.session import create_session
 
-from ..backfill_preview import (
+from tessera.plugin.actions.backfill_preview import (
     MAX_PREVIEW_RUNS,
     PREVIEW_SECONDS,
     BackfillPreview,
@@ -16,7 +16,8 @@ from ..backfill_preview import (
     PreviewAbandoned,
     preview_stored,
 )
-from ..cancellation import Abandoned, caller_left
+from tessera.plugin.cancellation import Abandoned, caller_left
+
 from ..inputs import FromDate, ReprocessBehavior, ToDate
 from .access import read_dag
 from .guarded import Budget as RouteBudget

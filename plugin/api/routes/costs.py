@@ -16,12 +16,13 @@ from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import Depends, Query
 
+from tessera.plugin.errors import TooMuchWork
+from tessera.plugin.fleet.load.dags import fleet
+from tessera.plugin.fleet.load.starts import HORIZON_MINUTES, LoadWork, load_work
+from tessera.plugin.fleet.schedules import ScheduledDag, scheduled_dags
+
 from ..._airflow import utcnow
-from ..errors import TooMuchWork
 from ..inputs import MAX_FLEET_DAGS, Count, fleet_count
-from ..load import HORIZON_MINUTES, LoadWork, load_work
-from ..load_fleet import fleet
-from ..schedules import ScheduledDag, scheduled_dags
 from .access import readable
 
 

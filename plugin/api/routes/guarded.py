@@ -8,13 +8,13 @@ which takes, besides FastAPI's own options, the two facts no route may go withou
   caller may read (``access.readable``); or no DAG's data at all (the page's files).
 * its :class:`Budget`: the most work one request may cost (runs, rows or DAGs), and how that is
   checked before the work starts: the route's inputs are turned into a cost by a dependency that
-  refuses (:class:`~tessera.plugin.api.errors.TooMuchWork`, 422) naming the parameter and its
+  refuses (:class:`~tessera.plugin.errors.TooMuchWork`, 422) naming the parameter and its
   largest allowed value; or FastAPI's validation bounds the one parameter the cost grows with;
   or the cost does not depend on what the caller sends.
 
 The third, cancellation, every route gets from :class:`GuardedRoute` itself: while the request
 runs, a task watches its connection, and once the client disconnects every
-:func:`~tessera.plugin.api.cancellation.checkpoint` the work passes raises, so the worker thread is
+:func:`~tessera.plugin.cancellation.checkpoint` the work passes raises, so the worker thread is
 free within one unit of work (a DAG, a run), and the request ends with 499 (sent to no one). A
 client that disconnects while its body is read ends the same way, not as a 500.
 
@@ -35,7 +35,8 @@ from typing import Any, Literal, TypeVar
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.routing import APIRoute
 
-from ..cancellation import Abandoned, abandoned_when
+from tessera.plugin.cancellation import Abandoned, abandoned_when
+
 from .access import authenticated
 
 SCOPE, BUDGET, CANCEL = "x-tessera-scope", "x-tessera-budget", "x-tessera-cancel"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from tessera.plugin.fleet.load.models import LoadResponse, load_response
+from tessera.plugin.fleet.load.starts import count_load
+
 from ..inputs import MAX_FLEET_RUNS
-from ..load import count_load
-from ..load_models import LoadResponse, load_response
 from .costs import CountedFleetDep, counted_fleet
 from .guarded import READABLE_DAGS, Budget, guarded_router, route
 from .refusals import SIGNED_IN

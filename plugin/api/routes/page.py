@@ -7,7 +7,8 @@ from pathlib import Path
 from fastapi import Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
-from ..errors import NotFound
+from tessera.plugin.errors import NotFound
+
 from .guarded import NO_DAG_DATA, Budget, guarded_router, route
 
 UI_DIR = Path(__file__).resolve().parents[2] / "ui"

@@ -8,9 +8,10 @@ from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import Depends
 
-from ..action_models import PauseRequest, PauseState
+from tessera.plugin.actions.models import PauseRequest, PauseState
+from tessera.plugin.actions.pause import pause
+
 from ..inputs import body_openapi, json_object_body
-from ..pauses import pause
 from .access import pause_dags
 from .audit import audited
 from .guarded import ONE_DAG, guarded_router, one_dag, route

@@ -9,16 +9,17 @@ from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import Response
 
+from tessera.plugin.cancellation import each
+from tessera.plugin.errors import NotFound
+from tessera.plugin.fleet.broken_rows import broken_plan, with_broken_plans
+from tessera.plugin.fleet.contradictions import all_contradictions
+from tessera.plugin.fleet.models import DagPlan, PlanResponse
+from tessera.plugin.fleet.overview import PageResponse, encode, page_data
+from tessera.plugin.fleet.row_errors import plan_row
+from tessera.plugin.fleet.schedules import scheduled_dag
+
 from ..._airflow import utcnow
-from ..broken_rows import broken_plan, with_broken_plans
-from ..cancellation import each
-from ..contradictions import all_contradictions
-from ..errors import NotFound
 from ..inputs import MAX_COUNT, MAX_FLEET_RUNS, PAGE_ROWS, After, Count, PageLimit, PageOffset, Until
-from ..models import DagPlan, PlanResponse
-from ..overview import PageResponse, encode, page_data
-from ..row_errors import plan_row
-from ..schedules import scheduled_dag
 from .access import read_dag, readable
 from .costs import PlannedFleetDep, planned_fleet
 from .guarded import READABLE_DAGS, Budget, guarded_router, one_dag, route

@@ -7,11 +7,12 @@ from airflow.api_fastapi.core_api.security import GetUserDep
 from airflow.utils.types import DagRunTriggeredByType
 from fastapi import Depends, Request, Response, status
 
-from ..action_models import RefreshRequest, RefreshResponse, RefreshStatus
+from tessera.plugin.actions.models import RefreshRequest, RefreshResponse, RefreshStatus
+from tessera.plugin.actions.refresh import refresh
+from tessera.plugin.actions.refresh_status import refresh_response, refresh_status
+from tessera.plugin.fleet.schedules import scheduled_model
+
 from ..inputs import body_openapi, json_object_body
-from ..refresh import refresh
-from ..refresh_status import refresh_response, refresh_status
-from ..schedules import scheduled_model
 from .access import DagBagDep, read_runs, trigger_runs
 from .audit import audited
 from .guarded import ONE_DAG, guarded_router, one_dag, route

@@ -5,18 +5,19 @@ from __future__ import annotations
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 
-from ..broken_rows import broken_status, with_broken_statuses
-from ..cancellation import each
-from ..contradictions import all_contradictions
-from ..errors import NotFound
+from tessera.plugin.cancellation import each
+from tessera.plugin.errors import NotFound
+from tessera.plugin.fleet.broken_rows import broken_status, with_broken_statuses
+from tessera.plugin.fleet.contradictions import all_contradictions
+from tessera.plugin.fleet.models import DagStatus, StatusResponse
+from tessera.plugin.fleet.pause_notes import with_pause_notes
+from tessera.plugin.fleet.row_errors import status_row
+from tessera.plugin.fleet.runs import run_histories
+from tessera.plugin.fleet.schedules import scheduled_dag, scheduled_dags
+from tessera.plugin.fleet.status import grouped_reads
+from tessera.plugin.scoped_reads import Scope
+
 from ..inputs import MAX_FLEET_DAGS
-from ..models import DagStatus, StatusResponse
-from ..pause_notes import with_pause_notes
-from ..row_errors import status_row
-from ..runs import run_histories
-from ..schedules import scheduled_dag, scheduled_dags
-from ..scoped_reads import Scope
-from ..status import grouped_reads
 from .access import read_runs, readable
 from .costs import ReadableFleet, readable_fleet
 from .guarded import ONE_DAG, READABLE_DAGS, Budget, guarded_router, one_dag, route

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from airflow.api_fastapi.common.db.common import SessionDep
 
+from tessera.plugin.fleet.triggers import TriggersResponse, triggers
+
 from ..inputs import MAX_FLEET_DAGS
-from ..triggers import TriggersResponse, triggers
 from .costs import ReadableFleet, readable_fleet
 from .guarded import READABLE_DAGS, Budget, guarded_router, route
 from .refusals import SIGNED_IN

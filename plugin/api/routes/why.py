@@ -14,9 +14,10 @@ from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep, requires_access_dag
 from fastapi import Depends
 
+from tessera.plugin.scoped_reads import Scope
+
 from ...explainer import WhyAnswer, explain
 from ..inputs import At
-from ..scoped_reads import Scope
 from .access import read_runs, readable
 from .guarded import ONE_DAG, guarded_router, one_dag, route
 from .refusals import SIGNED_IN, refusals

@@ -64,8 +64,8 @@ def stored_json(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> di
 def test_what_is_decoded_from_the_json_is_what_full_deserialization_gives(stored_json):
     from airflow.serialization.serialized_objects import DagSerialization
 
-    from tessera.plugin.api.schedules import run_bounds
-    from tessera.plugin.api.stored import decode
+    from tessera.plugin.fleet.schedules import run_bounds
+    from tessera.plugin.fleet.stored import decode
 
     assert len(stored_json) > 15
     for dag_id, data in stored_json.items():
@@ -154,8 +154,8 @@ def test_the_grouped_run_queries_find_what_the_per_dag_queries_found(airflow_db,
     from airflow.models.dag import DagModel
     from airflow.utils.session import create_session
 
-    from tessera.plugin.api.runs import run_histories
-    from tessera.plugin.api.scoped_reads import Scope
+    from tessera.plugin.fleet.runs import run_histories
+    from tessera.plugin.scoped_reads import Scope
 
     rng = random.Random(seed)
     dag_ids = [f"history_{seed}_{n:02d}" for n in range(30)]

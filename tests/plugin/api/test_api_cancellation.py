@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tessera.plugin.api import inputs, load
+from tessera.plugin.api import inputs
+from tessera.plugin.fleet.load import starts as load
 
 from .test_api_app import Api, airflow_api, forget_dags, store_dags
 from .test_api_load import _delete_every_dag

@@ -1,6 +1,6 @@
 """The domain's refusals reach the caller with their own status code and ``{"detail": ...}``.
 
-The domain layer raises :mod:`tessera.plugin.api.errors`; the app's one exception handler
+The domain layer raises :mod:`tessera.plugin.errors`; the app's one exception handler
 maps them. Exercised through the app mounted in Airflow's API app, on real stored DAGs.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tessera.plugin.api import errors
+from tessera.plugin import errors
 from tessera.plugin.api.app import STATUS_CODES
 
 from .test_api_app import DAG_FILE, Api, airflow_api, run_ids, store_dags

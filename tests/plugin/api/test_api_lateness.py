@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tessera.plugin.api.lateness import assess_lateness, late_after
+from tessera.plugin.fleet.lateness import assess_lateness, late_after
 from tessera.timetables import Every, Fixed
 
 MIN, SEC = datetime.timedelta(minutes=1), datetime.timedelta(seconds=1)

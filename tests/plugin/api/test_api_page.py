@@ -20,7 +20,7 @@ def _rows(answer) -> dict:  # noqa: ANN001
 
 
 def test_a_dag_that_cannot_be_planned_answers_its_row_with_the_error_the_plan_gives(api):  # noqa: F811
-    from tessera.plugin.api.overview import PageResponse
+    from tessera.plugin.fleet.overview import PageResponse
 
     answer = api.call("GET", PAGE, user="viewer")
     PageResponse.model_validate(answer.json())
@@ -65,9 +65,9 @@ def test_a_lane_is_computed_once_an_hour_per_stored_version_and_anchor():
     import datetime
     from types import SimpleNamespace
 
-    from tessera.plugin.api.plans import next_and_lane
-    from tessera.plugin.api.schedules import ScheduledDag
-    from tessera.plugin.api.stored import StoredDag
+    from tessera.plugin.fleet.plans import next_and_lane
+    from tessera.plugin.fleet.schedules import ScheduledDag
+    from tessera.plugin.fleet.stored import StoredDag
     from tessera.timetables import Every
 
     utc = datetime.timezone.utc

@@ -16,7 +16,7 @@ import pytest
 import time_machine
 from airflow._shared.observability.metrics.base_stats_logger import NoStatsLogger
 
-from tessera.plugin.api import metrics
+from tessera.plugin.actions import metrics
 
 NOW = datetime.datetime(2026, 3, 2, 12, 3, tzinfo=datetime.timezone.utc)
 DAG_FILE = """
@@ -71,7 +71,7 @@ def _refresh(dag_id: str) -> Any:
     from airflow.models.dagbag import DBDagBag
     from airflow.utils.types import DagRunTriggeredByType
 
-    from tessera.plugin.api.refresh import refresh
+    from tessera.plugin.actions.refresh import refresh
 
     user = SimpleAuthManagerUser(username="ops", role="user")
     return refresh(dag_id, user=user, triggered_by=DagRunTriggeredByType.REST_API, dag_bag=DBDagBag())
@@ -163,7 +163,7 @@ def test_a_receipt_shows_only_its_metadata_and_the_version_the_run_executes(tmp_
     from airflow.utils.session import create_session
     from sqlalchemy import select
 
-    from tessera.plugin.api.refresh_status import RECEIPT_KEY, refresh_status
+    from tessera.plugin.actions.refresh_status import RECEIPT_KEY, refresh_status
 
     with time_machine.travel(NOW, tick=False):
         _store(tmp_path, "refresh_receipt")

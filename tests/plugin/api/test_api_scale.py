@@ -306,7 +306,7 @@ def test_the_page_row_says_what_the_plan_the_status_and_the_triggers_say(fleet):
     """
     import time_machine
 
-    from tessera.plugin.api.overview import PageResponse
+    from tessera.plugin.fleet.overview import PageResponse
 
     api, grow_to = fleet
     grow_to(SIZES[-1])

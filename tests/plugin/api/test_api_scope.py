@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tessera.operators.functions.policy import DISPATCH_POOL
-from tessera.plugin.api.scoped_reads import HIDDEN
+from tessera.plugin.scoped_reads import HIDDEN
 
 from .prefix_auth import ALLOWED_PREFIX, LIMITED, PATH
 from .test_api_app import DAG_FILE, Api, airflow_api, forget_dags, store_dags
@@ -288,7 +288,7 @@ def test_a_functions_cursor_status_quotes_its_files_error_only_to_who_may_read_e
     """The status route shows a broken function's row instead; any other reader of its status is held to the rule."""
     from airflow.utils.session import create_session
 
-    from tessera.plugin.api.scoped_reads import Scope, function_statuses
+    from tessera.plugin.scoped_reads import Scope, function_statuses
 
     def spec_valid(scope: Scope) -> list[tuple[str, str]]:
         with create_session() as session:

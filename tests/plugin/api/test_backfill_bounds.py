@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 import time_machine
 
-from tessera.plugin.api import backfill_preview
-from tessera.plugin.api.backfill_preview import (
+from tessera.plugin.actions import backfill_preview
+from tessera.plugin.actions.backfill_preview import (
     MAX_PREVIEW_RUNS,
     Budget,
     PreviewAbandoned,
     preview_stored,
 )
-from tessera.plugin.api.errors import Invalid
+from tessera.plugin.errors import Invalid
 
 from .test_api_app import Api, airflow_api, store_dags
 
@@ -186,9 +186,10 @@ def test_the_preview_leaves_out_exactly_the_runs_airflows_dry_run_leaves_out(api
         _add_run(dag_id, every_run[index], state)
 
     for behavior, kept in (("none", 8), ("failed", 9), ("completed", 10)):  # running and queued are never re-run
-        expected = [_facts(i.logical_date, i.partition_key, i.run_after) for i in _airflows_dry_run(
-            dag_id, start, to_date, behavior
-        )]
+        expected = [
+            _facts(i.logical_date, i.partition_key, i.run_after)
+            for i in _airflows_dry_run(dag_id, start, to_date, behavior)
+        ]
         with create_session() as session:
             preview = preview_stored(session, dag_id, from_date=start, to_date=to_date, reprocess_behavior=behavior)
         assert [_facts(run.logical_date, run.partition_key, run.run_after) for run in preview.runs] == expected
@@ -273,7 +274,7 @@ def test_the_route_stops_the_preview_when_the_client_disconnects(api, caplog, mo
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    with caplog.at_level(logging.INFO, logger="tessera.plugin.api.backfill_preview"):
+    with caplog.at_level(logging.INFO, logger="tessera.plugin.actions.backfill_preview"):
         asyncio.run(app(scope, receive, send))
     (start,) = [m for m in sent if m["type"] == "http.response.start"]
     assert start["status"] == 499, json.dumps([m.get("body", b"").decode() for m in sent])[:500]

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from tessera.plugin.api import failures
+from tessera.plugin.fleet import failures
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tessera.plugin.api.models import CursorStatus
+from tessera.plugin.fleet.models import CursorStatus
 
 FIRE = dict(
     task_id="t",

@@ -1,13 +1,13 @@
 """Every read of Airflow's records that the request-serving code makes goes through ``scoped_reads``.
 
-A scan of every module under ``plugin/api`` (the routes and the domain they call) but the
-``scoped_reads`` package: a query naming one of Airflow's models of runs, task instances, pools,
+A scan of every module serving requests (``plugin/api``, the routes; ``plugin/fleet``,
+``plugin/actions`` and ``plugin/explainer``, the domain they call): a query naming one of Airflow's models of runs, task instances, pools,
 the audit log, XCom or import errors (``select(DagRun...)``, ``session.query(Log)``,
 ``session.get(TaskInstance, ...)``, a model's own query method such as ``DagRun.find``) fails the
 test, which names the module, the line and the model. Such a read would not be limited to the
-DAGs its caller may read; it belongs in :mod:`tessera.plugin.api.scoped_reads`, which takes the
+DAGs its caller may read; it belongs in :mod:`tessera.plugin.scoped_reads`, which takes the
 caller's scope. A second scan follows the calls of every function of ``operators`` and
-``plugin`` (outside ``plugin/api``) to find those that read these models, and fails when the
+``plugin`` (outside those packages and ``scoped_reads``) to find those that read these models, and fails when the
 request code calls one of them other than through ``scoped_reads``.
 
 ``DagModel`` (and tags, serialized DAGs, DAG versions) are left out by design: the lists select
@@ -25,8 +25,9 @@ from pathlib import Path
 
 from ...conftest import REPO
 
-API = REPO / "plugin" / "api"
-READER = API / "scoped_reads"
+READER = REPO / "plugin" / "scoped_reads"
+REQUEST_SERVING = tuple(REPO / "plugin" / name for name in ("api", "fleet", "actions", "explainer"))
+"""The routes and the domain answers they call: everything that runs on a caller's behalf."""
 GUARDED = frozenset(
     {
         "DagRun",
@@ -119,7 +120,7 @@ def bypasses(path: Path, root: Path = REPO) -> Iterator[str]:
 
 
 def _request_modules() -> list[Path]:
-    return sorted(path for path in API.rglob("*.py") if READER not in path.parents)
+    return sorted(path for root in REQUEST_SERVING for path in root.rglob("*.py"))
 
 
 def test_no_module_serving_requests_reads_airflows_records_outside_the_scoped_reader() -> None:
@@ -159,7 +160,7 @@ def _calls(node: ast.AST) -> set[str]:
 
 
 def project_readers() -> dict[str, str]:
-    """Every function of tessera outside ``plugin/api`` that reads a guarded model, itself or through a call.
+    """Every function of tessera outside the request-serving packages and ``scoped_reads`` that reads a guarded model, itself or through a call.
 
     ``module.function`` -> the read that makes it one (``file:line ...`` of the first found). Calls are
     followed by name within a module and through ``from X import f``, until nothing changes.
@@ -167,7 +168,7 @@ def project_readers() -> dict[str, str]:
     modules = {}
     for folder in ("operators", "plugin", "timetables"):
         for path in (REPO / folder).rglob("*.py"):
-            if API not in path.parents:
+            if not any(root in path.parents for root in (*REQUEST_SERVING, READER)):
                 tree = ast.parse(path.read_text(), filename=str(path))
                 modules[_module_name(path)] = (path, tree)
     readers: dict[str, str] = {}
@@ -255,7 +256,7 @@ def test_no_module_serving_requests_reads_in_the_scope_of_every_dag() -> None:
 
 def test_a_requests_scope_asks_the_auth_manager_once_and_only_past_the_routes_own_dag() -> None:
     """Asking costs a query over every DAG: a read of the route's own DAG does not ask, the first other one does."""
-    from tessera.plugin.api.scoped_reads import Scope
+    from tessera.plugin.scoped_reads import Scope
 
     asked = []
 

@@ -49,9 +49,7 @@ def stepped_back(cadence, occurrence: int, steps: int) -> int:
 
 def owed(cadence, *, last: int | None, backlog: int | None, now: int = NOW) -> tuple[int | None, int]:
     counting = CountingCadence(cadence, budget=10_000)
-    occurrence = next_occurrence(
-        counting, last=last, earliest=None, latest=None, now=now, phase=0, backlog=backlog
-    )
+    occurrence = next_occurrence(counting, last=last, earliest=None, latest=None, now=now, phase=0, backlog=backlog)
     return occurrence, counting.steps
 
 

@@ -3,8 +3,8 @@
 Airflow marks such a DAG stale (its file fails to import, or is gone), and the lists, which
 show live DAGs, dropped it: ``GET .../status`` answered 404 "is not a tessera-scheduled DAG".
 These helpers add the row back from one grouped reading of every broken DAG
-(:func:`~tessera.plugin.api.broken.broken_dags`), built as a row without a plan is built
-(:mod:`~tessera.plugin.api.row_errors`), with its conditions naming the specific reason
+(:func:`~tessera.plugin.fleet.broken.broken_dags`), built as a row without a plan is built
+(:mod:`~tessera.plugin.fleet.row_errors`), with its conditions naming the specific reason
 (``CronInvalid``, ``InputInvalid``, ... or ``FileMissing``), ``broken`` saying since when, and
 ``error`` saying it in one line. A DAG whose file fails but that Airflow still schedules (not
 stale yet) keeps its normal row, with ``broken`` and the reason added. Until the DAG is deleted.
@@ -20,12 +20,12 @@ from airflow.models.dag import DagModel
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
+from ..scoped_reads import Scope
 from .broken import Broken, broken_dags
 from .models import BrokenModel, ConditionModel, DagPlan, DagStatus, Lateness
 from .row_errors import plan_row, status_row
 from .runs import run_histories
 from .schedules import SCHEDULE_TAG_PREFIX, ScheduledDag
-from .scoped_reads import Scope
 from .status import NOTHING_READ
 
 if TYPE_CHECKING:

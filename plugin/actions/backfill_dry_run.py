@@ -23,7 +23,7 @@ import datetime
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .errors import Invalid, NotFound
+from ..errors import Invalid, NotFound
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -100,7 +100,7 @@ def runs_left_out(session: Session, dag_id: str, infos: Sequence[Any], reprocess
     from airflow.models.backfill import ReprocessBehavior
 
     from .._airflow import dag_run_no_create_reason
-    from .scoped_reads import Scope, runs_dated
+    from ..scoped_reads import Scope, runs_dated
 
     scope = Scope.of([dag_id])  # the route's dependency authorized this DAG
     found: dict[str, dict[datetime.datetime, list[Any]]] = {"logical_date": {}, "partition_date": {}}

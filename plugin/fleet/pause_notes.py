@@ -1,7 +1,7 @@
 """Why a paused DAG is paused, on its status and page rows: the note and reason of the pause tessera recorded.
 
 Read after the rows are built, with one grouped query for every paused DAG listed
-(:func:`~tessera.plugin.api.scoped_reads.pauses_standing`), none when no listed DAG is
+(:func:`~tessera.plugin.scoped_reads.pauses_standing`), none when no listed DAG is
 paused; so the lists keep a fixed number of queries whatever the fleet. The rows are the
 caller's: each was read in the caller's scope, so the scope of a read here is the rows' DAGs.
 """
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from tessera.operators.pauses import PauseRecord
 
+from ..scoped_reads import Scope, pauses_standing
 from .models import MAX_FAILED_RUNS_LISTED, DagStatus, PauseNote
-from .scoped_reads import Scope, pauses_standing
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -15,7 +15,7 @@ counted, :func:`load_work` estimates the runs of every DAG (a tessera DAG's exac
 lane; any other timetable's from the spacing of its next runs) and refuses a fleet over either
 cap, naming the ``minutes`` that fit; while counting, the tallies stop at the caps too, for a
 timetable whose runs bunch later in the day than its first ones. Every DAG and every step passes a cancellation
-:func:`~tessera.plugin.api.cancellation.checkpoint`, so the work stops when the caller leaves.
+:func:`~tessera.plugin.cancellation.checkpoint`, so the work stops when the caller leaves.
 
 A spike is a minute with at least :data:`SPIKE_FACTOR` times the mean run starts (and at
 least 2); the spikes are listed highest first with the DAGs that form them, which is what a
@@ -30,12 +30,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tessera.plugin.api.inputs import MAX_FLEET_RUNS, MAX_LANE_RUNS
+from tessera.plugin.cancellation import checkpoint
+from tessera.plugin.errors import TooMuchWork
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.instants import to_us
-
-from .cancellation import checkpoint
-from .errors import TooMuchWork
-from .inputs import MAX_FLEET_RUNS, MAX_LANE_RUNS
 
 MINUTE = datetime.timedelta(minutes=1)
 US_PER_MINUTE = 60_000_000
@@ -177,7 +176,7 @@ def _timetable_starts(
 ) -> tuple[list[int], bool]:
     from airflow.timetables.base import TimeRestriction
 
-    from .._airflow import coerce_datetime
+    from tessera.plugin._airflow import coerce_datetime
 
     # Airflow's timetables expect its own (pendulum) instants, as the scheduler passes them.
     earliest, latest = coerce_datetime(dag.start_date), coerce_datetime(dag.end_date)
@@ -340,7 +339,7 @@ def count_load(work: LoadWork) -> FleetLoad:
 def fleet_load(dags: Iterable[FleetDag], *, now: datetime.datetime, minutes: int = HORIZON_MINUTES) -> FleetLoad:
     """Run starts per minute from the minute of ``now`` on, for ``minutes`` minutes, and the spikes.
 
-    Refused (:class:`~tessera.plugin.api.errors.TooMuchWork`) when the fleet holds more run starts
+    Refused (:class:`~tessera.plugin.errors.TooMuchWork`) when the fleet holds more run starts
     than one load counts; what ``GET /api/v1/load`` and ``tessera plan --load`` both answer.
     """
     return count_load(load_work(list(dags), now=now, minutes=minutes))

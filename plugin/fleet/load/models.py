@@ -6,7 +6,7 @@ import datetime
 
 from pydantic import BaseModel, Field
 
-from .load import HORIZON_MINUTES, MAX_SPIKE_DAGS, RUN_CAP, SPIKE_FACTOR, FleetLoad
+from .starts import HORIZON_MINUTES, MAX_SPIKE_DAGS, RUN_CAP, SPIKE_FACTOR, FleetLoad
 
 Instant = datetime.datetime
 

@@ -4,7 +4,7 @@ Airflow's own ``--dry-run`` prints only logical dates, and a window that starts 
 ``--from-date`` (a delay shifts windows back) then looks like a bug. The preview runs the
 steps ``airflow backfill create`` runs, with the same functions, so it cannot disagree:
 
-* from a deployment: Airflow's dry run (:mod:`tessera.plugin.api.backfill_dry_run`), which reads
+* from a deployment: Airflow's dry run (:mod:`tessera.plugin.actions.backfill_dry_run`), which reads
   the stored DAG, validates the range and leaves out the runs that already exist and would not
   be re-run;
 * from a DAG file: the same validation and run enumeration on the DAG serialized as the
@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from ..api.inputs import supported_instant
+from ..errors import Invalid
+from ..fleet.excluded import excluded_runs
+from ..fleet.models import ExcludedRun
 from . import backfill_dry_run as dry_run
-from .errors import Invalid
-from .excluded import excluded_runs
-from .inputs import supported_instant
-from .models import ExcludedRun
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -25,8 +25,8 @@ from sqlalchemy import or_, select
 
 from tessera.plugin.parse_watch import EVENT, FILE_MISSING, last_line, parse_instant
 
+from ..scoped_reads import HIDDEN, Scope, audit_entries, import_errors, parse_problems, parse_records
 from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
-from .scoped_reads import HIDDEN, Scope, audit_entries, import_errors, parse_problems, parse_records
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

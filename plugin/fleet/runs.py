@@ -6,7 +6,7 @@ last outcome, and how many of the newest 100 failed in a row). Asked DAG by DAG 
 queries a DAG; here it is one query over all the DAGs asked for, so a page of 1,000 DAGs costs
 the same round trip as a page of one.
 
-The query is :func:`~tessera.plugin.api.scoped_reads.run_picks` (how it avoids sorting every run
+The query is :func:`~tessera.plugin.scoped_reads.run_picks` (how it avoids sorting every run
 is told there): the caller's scope decides which DAGs' runs it reads.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from airflow.models.dagrun import DagRun
 from sqlalchemy import Row
 
-from .scoped_reads import Scope, run_picks, runs_by_pk
+from ..scoped_reads import Scope, run_picks, runs_by_pk
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

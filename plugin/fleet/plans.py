@@ -2,7 +2,7 @@
 
 The runs are the timetable's public plan (``upcoming``) and the lane its description of a
 range (``lane``), both bounded by the DAG's start and end dates as the scheduler bounds them
-(:func:`~tessera.plugin.api.schedules.planned_runs`).
+(:func:`~tessera.plugin.fleet.schedules.planned_runs`).
 """
 
 from __future__ import annotations

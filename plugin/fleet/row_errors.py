@@ -37,7 +37,7 @@ def plan_row(
     contradictions: list[Contradiction],
     lane_until: datetime.datetime | None = None,
 ) -> DagPlan:
-    """:func:`~tessera.plugin.api.plans.dag_plan`, or the DAG row's own fields and the error."""
+    """:func:`~tessera.plugin.fleet.plans.dag_plan`, or the DAG row's own fields and the error."""
     error = item.error
     if error is None:
         try:
@@ -55,7 +55,7 @@ def plan_row(
 def status_row(
     item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
 ) -> DagStatus:
-    """:func:`~tessera.plugin.api.status.dag_status`, or its runs without a plan, and the error."""
+    """:func:`~tessera.plugin.fleet.status.dag_status`, or its runs without a plan, and the error."""
     error = item.error
     if error is None:
         try:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from tessera.operators.pauses import UnknownDag, check_note, set_paused
 
-from .action_models import PauseState
-from .errors import Unprocessable
-from .schedules import not_scheduled, scheduled_model
+from ..errors import Unprocessable
+from ..fleet.schedules import not_scheduled, scheduled_model
+from .models import PauseState
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

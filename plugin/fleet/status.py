@@ -26,13 +26,13 @@ from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.instants import to_us
 
 from .._airflow import utcnow
+from ..scoped_reads import Scope
 from .adapters import NOT_A_CURSOR_FUNCTION, CursorStatuses, cursor_function_statuses
 from .lateness import assess_lateness
 from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel
 from .plans import stored_next_run
 from .runs import RunHistory
 from .schedules import ScheduledDag
-from .scoped_reads import Scope
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

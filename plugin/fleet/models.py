@@ -64,7 +64,7 @@ class Contradiction(_Model):
 
 
 class BrokenModel(_Model):
-    """Why a DAG's file no longer parses (or is gone), and since when; see ``tessera.plugin.api.broken``."""
+    """Why a DAG's file no longer parses (or is gone), and since when; see ``tessera.plugin.fleet.broken``."""
 
     reason: str = Field(description="CronInvalid, ScheduleInvalid, InputInvalid, ... SpecInvalid, or FileMissing.")
     message: str = Field(description="The import error's last line (hidden unless you may read every DAG of its file).")
@@ -155,7 +155,7 @@ class RunSummary(_Model):
 
 
 class Lateness(_Model):
-    """Whether the schedule is behind. See ``tessera.plugin.api.lateness`` for the rule."""
+    """Whether the schedule is behind. See ``tessera.plugin.fleet.lateness`` for the rule."""
 
     state: Literal["on_time", "late", "paused", "not_scheduled", "unknown"] = Field(
         description="unknown: the DAG's plan could not be computed (see the row's error)."

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from ..scoped_reads import Scope, function_statuses
 from .models import Contradiction, CursorStatus
-from .scoped_reads import Scope, function_statuses
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

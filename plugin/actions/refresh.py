@@ -24,7 +24,7 @@ An on-demand run never moves the schedule: Airflow computes the next scheduled r
 from the last *automated* run only, and a manual run leaves ``next_dagrun*`` alone.
 
 A decision reads the DAG row once (locked) and the stored DAG once; what it refuses is
-raised as the API's own errors (:mod:`tessera.plugin.api.errors`).
+raised as the API's own errors (:mod:`tessera.plugin.errors`).
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from tessera.operators.functions.policy import is_dry_run
 
 from .._airflow import utcnow
+from ..errors import Conflict, Invalid, NotFound, Unavailable
+from ..fleet.schedules import is_scheduled, not_scheduled, read_latest
+from ..scoped_reads import Scope, newest_run_pk, run_orm
 from . import metrics
-from .errors import Conflict, Invalid, NotFound, Unavailable
 from .metrics import Outcome
-from .schedules import is_scheduled, not_scheduled, read_latest
-from .scoped_reads import Scope, newest_run_pk, run_orm
 
 if TYPE_CHECKING:
     from airflow.models.dagbag import DBDagBag

@@ -4,7 +4,7 @@ An invalid spec (a bad duration, an unknown timezone, a schedule with two driver
 is refused when the DAG file is parsed, so it shows up as Airflow's own import
 error; the plan lists those whose traceback comes from tessera. Unknown AFTER
 parents and AFTER cycles span DAG files; the declared-schedule plan check finds
-them (see :mod:`tessera.plugin.api.adapters`).
+them (see :mod:`tessera.plugin.fleet.adapters`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from sqlalchemy import or_, select
 import tessera.operators
 import tessera.timetables
 
+from ..scoped_reads import Scope, import_errors
 from .adapters import OK, declared_schedule_check
 from .models import Contradiction
 from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
-from .scoped_reads import Scope, import_errors
 from .stored import latest_stored
 
 if TYPE_CHECKING:

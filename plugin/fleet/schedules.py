@@ -28,7 +28,7 @@ from tessera.timetables.durations import format_duration
 from tessera.timetables.public_plan import PublicPlan
 from tessera.timetables.run_info import RunSchedule
 
-from .errors import NotFound
+from ..errors import NotFound
 from .failures import failure
 from .memo import memo_of
 from .models import PlannedOccurrence

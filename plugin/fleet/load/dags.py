@@ -16,7 +16,7 @@ from airflow.models.dag import DagModel
 from airflow.models.serialized_dag import SerializedDagModel
 from sqlalchemy import select
 
-from .load import FleetDag
+from .starts import FleetDag
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from airflow.models.dag_version import DagVersion
 from airflow.models.dagrun import DagRun
 
-from .action_models import Receipt, RefreshResponse, RefreshRun, RefreshStatus
-from .errors import Conflict
+from ..errors import Conflict
+from ..scoped_reads import Scope, run_orm, xcom_values
+from .models import Receipt, RefreshResponse, RefreshRun, RefreshStatus
 from .refresh import COALESCE_WINDOW, MESSAGES, Decision, in_flight_run, latest_finished_run
-from .scoped_reads import Scope, run_orm, xcom_values
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

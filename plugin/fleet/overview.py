@@ -20,11 +20,12 @@ import msgspec
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import SQLAlchemyError
 
+from ..api.inputs import PAGE_ROWS
+from ..cancellation import each
+from ..scoped_reads import Scope
 from .broken import broken_dags
 from .broken_rows import broken_page_rows, page_update
-from .cancellation import each
 from .contradictions import all_contradictions
-from .inputs import PAGE_ROWS
 from .models import (
     BrokenModel,
     ConditionModel,
@@ -43,7 +44,6 @@ from .plans import lane_start, next_and_lane, plain_instant
 from .row_errors import plan_row, status_row
 from .runs import RunHistory, run_histories
 from .schedules import ScheduledDag, duration_text, scheduled_dags, shown_ids
-from .scoped_reads import Scope
 from .status import GroupedReads, StatusParts, grouped_reads, status_parts
 from .triggers import describe
 
