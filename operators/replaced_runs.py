@@ -12,7 +12,7 @@ Airflow has no cancelled state, so the replaced run shows failed, with a note na
 that replaced it; the new run's note names the run it replaced; each replacement is an audit-log
 entry (:data:`REPLACED_EVENT` on the replaced run, ``extra`` naming the new one) and a count of
 ``tessera.schedule.replaced_runs``. A replaced run is not a failure to
-``pause_after_failures`` (:mod:`~tessera.operators.failure_pause`).
+``pause_after_failures`` (:mod:`~tessera.operators.pauses.after_failures`).
 
 Only scheduled runs replace and are replaced: a run a person or a backfill started is left alone.
 Two schedulers starting runs of one DAG at once take the older runs' row locks before failing

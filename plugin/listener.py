@@ -13,7 +13,7 @@ Each hook runs the feature steps that react to a dag run's state, in this order:
 * ``on_dag_run_failed``: first a declared schedule's run retry
   (:mod:`tessera.operators.schedules.run_retries`): a run queued for its next attempt is not
   finished, so nothing else reacts to it; otherwise the pause after failed runs in a row
-  (:mod:`tessera.operators.failure_pause`; not for a run ``cancel_other`` replaced), then as
+  (:mod:`tessera.operators.pauses.after_failures`; not for a run ``cancel_other`` replaced), then as
   ``on_dag_run_success``:
 * ``on_dag_run_success``: the fan-in fire record, then the wave gate;
 * ``on_starting`` / ``before_stopping`` (an Airflow job, e.g. the scheduler, starts or stops):
@@ -161,7 +161,7 @@ def on_dag_run_success(dag_run: DagRun, msg: str) -> None:
 
 @hookimpl
 def on_dag_run_failed(dag_run: DagRun, msg: str) -> None:
-    from tessera.operators.failure_pause import pause_if_failing
+    from tessera.operators.pauses.after_failures import pause_if_failing
     from tessera.operators.replaced_runs import REPLACED_MESSAGE
     from tessera.operators.schedules.run_retries import retry_failed_run
 

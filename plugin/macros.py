@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tessera.timetables.run_info import RunSchedule, run_schedule, schedule_of
+from tessera.timetables.run_facts.of_task import RunSchedule, run_schedule, schedule_of
 
 __all__ = ["interval_ms", "phase_ms", "run_schedule"]
 

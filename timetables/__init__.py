@@ -20,7 +20,7 @@ _HOMES = {
     "Spread": ".policies",
     "anti_herd": ".policies",
     "RunSchedule": ".public_plan",
-    "run_schedule": ".run_info",
+    "run_schedule": ".run_facts.of_task",
     "Union": ".union",
     "between": ".exclusions",
     "holidays_of": ".holiday_calendars",
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from .holiday_calendars import holidays_of
     from .policies import Backfill, Fixed, Latest, Spread, anti_herd
     from .public_plan import RunSchedule
-    from .run_info import run_schedule
+    from .run_facts.of_task import run_schedule
     from .union import Union
 
 

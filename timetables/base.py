@@ -36,8 +36,8 @@ from .policies import (
     phase_from_dict,
 )
 from .public_plan import PublicPlan
+from .run_facts.record import RecordsRuns
 from .run_policy import PLAIN_OVERLAP, RunPolicy, plain_policy
-from .run_record import RecordsRuns
 from .wording import description_sentence, summary_line
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from .exclusion_plan import ExcludedOccurrence, excluded_occurrences
 from .instants import from_us, to_us
 from .partition_plan import partition_of
 from .partitions import PartitionKeys
-from .run_record import RunRecord
+from .run_facts.record import RunRecord
 
 __all__ = ["MAX_LANE_RANGE", "MAX_STEPS", "LaneShape", "PublicPlan", "Segment"]
 

@@ -16,7 +16,7 @@ and gets a :class:`~tessera.operators.functions.record.FireRecord` with the reas
   the :data:`DISPATCH_POOL` pool, which has exactly that many slots;
 * ``Suspended``: a run-now created while the DAG was paused (Airflow would fire it on
   unpause; a suspended function ignores it), per
-  :mod:`~tessera.operators.functions.pause_history`;
+  :mod:`~tessera.operators.pauses.history`;
 * ``DispatchStartFailed``: the HTTP function's Airflow connection is not defined, so
   the fire could not start (found here, not by a worker at fire time).
 
@@ -50,9 +50,9 @@ from sqlalchemy import and_, insert, or_, select, update
 from tessera.timetables.policies import missed_deadline
 
 from .._airflow import utcnow
+from ..pauses.history import was_paused_at_creation
 from . import metrics, skip_events
 from .missed_ticks import missed_ticks
-from .pause_history import was_paused_at_creation
 from .policy import (
     CAP_OPTION,
     CONFIG_SECTION,

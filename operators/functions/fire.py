@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .json_pointer import JsonPointer
-from .schema_messages import kind_of
+from .schema.messages import kind_of
 from .spec import FunctionSpec, cursor_size_error, encode_json, schema_violation
 from .store import CursorStore
 

@@ -8,7 +8,7 @@ run and asks the timetable's public plan which ticks lay between them
 (``missed_between``). Each is declined for one of two reasons:
 
 * ``Suspended`` when the DAG was paused at that tick (per
-  :mod:`~tessera.operators.functions.pause_history`);
+  :mod:`~tessera.operators.pauses.history`);
 * ``MissedDeadline`` otherwise: the scheduler did not get to it in time (typically
   it was down) and the catch-up policy or the starting deadline passed over it.
 
@@ -27,7 +27,7 @@ from sqlalchemy import select
 
 from tessera.timetables.base import TesseraTimetable
 
-from .pause_history import pause_changes, paused_at
+from ..pauses.history import pause_changes, paused_at
 from .record import SkipReason
 from .skip_events import SkipEvent
 

@@ -20,8 +20,8 @@ from tessera.timetables.values import clip, excerpt
 
 from .json_bounds import MAX_JSON_BYTES, MAX_JSON_DEPTH, bounded_json
 from .json_pointer import JsonPointer
-from .schema_compile import compile_schema, is_schema_loop, refusal
-from .schema_messages import describe as describe_violation
+from .schema.compiled import compile_schema, is_schema_loop, refusal
+from .schema.messages import describe as describe_violation
 
 MAX_CURSOR_BYTES = MAX_JSON_BYTES
 """A cursor is a resumption pointer; one approaching this size is being used as a database."""
@@ -58,7 +58,7 @@ def schema_violation(validator: Validator | None, document: Any) -> str | None:
 
     The reason names the path, the rule and the value's kind and size, never the value:
     it reaches fire records, the status page and task logs, which viewers read (see
-    :mod:`tessera.operators.functions.schema_messages`).
+    :mod:`tessera.operators.functions.schema.messages`).
     """
     if validator is None:
         return None

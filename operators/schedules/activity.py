@@ -20,7 +20,7 @@ from airflow.utils.types import DagRunType
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import object_session
 
-from tessera.operators.functions.pause_history import paused_spans
+from tessera.operators.pauses.history import paused_spans
 from tessera.timetables.instants import from_us, to_us
 from tessera.timetables.run_policy import RunActivity, slot_freed
 

@@ -1,7 +1,7 @@
 """Pause or unpause a tessera DAG with a note, for the REST route (the domain half; HTTP is the route's).
 
 The pause itself, its bound on the note and its audit-log entry are
-:func:`tessera.operators.pauses.set_paused`, shared with ``tessera pause`` and with the pause
+:func:`tessera.operators.pauses.notes.set_paused`, shared with ``tessera pause`` and with the pause
 after failed runs; this module only refuses in the API's own words: a DAG that is not
 tessera-scheduled is :class:`~.errors.NotFound`, a note out of bounds :class:`~.errors.Unprocessable`.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tessera.operators.pauses import UnknownDag, check_note, set_paused
+from tessera.operators.pauses.notes import UnknownDag, check_note, set_paused
 
 from ..errors import Unprocessable
 from ..fleet.schedules import not_scheduled, scheduled_model

@@ -7,7 +7,7 @@
 
 Like ``airflow dags pause``, it writes to the metadata database this Airflow is configured
 for (run it where ``airflow db check`` works), as the OS user. The note (at most 1024 bytes of
-plain text) is kept with the pause in Airflow's audit log (:mod:`tessera.operators.pauses`;
+plain text) is kept with the pause in Airflow's audit log (:mod:`tessera.operators.pauses.notes`;
 Browse > Audit Log). It exits 2, with one line and no traceback, for a note out
 of bounds, a DAG id that is not text, an unknown DAG, no metadata database to write
 (:mod:`.cli_database`; nothing is created) or a database it cannot reach.
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     """Pause or unpause ``args.dag_id`` with ``args.note``; the exit status."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from tessera.operators.pauses import UnknownDag, check_note, set_paused
+    from tessera.operators.pauses.notes import UnknownDag, check_note, set_paused
 
     from .database import database_failure, require_metadata_database
     from .inputs import dag_id

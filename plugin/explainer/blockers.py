@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from tessera.operators.functions.pause_history import LoggedPause
+from tessera.operators.pauses.history import LoggedPause
 from tessera.timetables.policies import missed_deadline
 
 from ..fleet.schedules import duration_text

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from airflow.utils.state import TaskInstanceState
 from sqlalchemy.exc import SQLAlchemyError
 
-from tessera.operators.functions.pause_history import LoggedPause
 from tessera.operators.functions.record import RECORD_KEY, FireRecord
 from tessera.operators.functions.skip_events import LoggedSkip
+from tessera.operators.pauses.history import LoggedPause
 
 from .. import scoped_reads as reads
 from ..fleet.broken import Broken, ParseEntry, broken_dags, parse_entries

@@ -7,7 +7,7 @@ import datetime
 from tessera.operators.fan_in.freshness import STALE_NOTE
 from tessera.operators.functions.record import Phase
 from tessera.timetables.base import TesseraTimetable
-from tessera.timetables.run_record import RunRecord
+from tessera.timetables.run_facts.record import RunRecord
 
 from ..fleet.schedules import duration_text
 from ..scoped_reads import RunRow

@@ -17,7 +17,7 @@ from typing import Any
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.clock_changes import ClockChange
 from tessera.timetables.exclusion_plan import ExcludedOccurrence
-from tessera.timetables.run_info import RunSchedule
+from tessera.timetables.run_facts.of_task import RunSchedule
 
 from ..fleet.schedules import duration_text
 from .builtin import builtin_view

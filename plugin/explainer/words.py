@@ -6,7 +6,7 @@ import datetime
 import json
 from zoneinfo import ZoneInfo
 
-from tessera.operators.pauses import AFTER_FAILURES, PauseRecord
+from tessera.operators.pauses.notes import AFTER_FAILURES, PauseRecord
 
 from ..fleet.schedules import duration_text
 from ..scoped_reads import RunRow

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime
 
-from tessera.timetables.run_info import RunSchedule
+from tessera.timetables.run_facts.of_task import RunSchedule
 
 from .models import Lateness
 

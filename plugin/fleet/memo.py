@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tessera.timetables.public_plan import LaneShape
-from tessera.timetables.run_info import RunSchedule
+from tessera.timetables.run_facts.of_task import RunSchedule
 
 MAX_ENTRIES = 64
 """Runs (by id and window) and stored next runs (by window end) one memo keeps; then it starts over."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from tessera.operators.pauses import PauseRecord
+from tessera.operators.pauses.notes import PauseRecord
 
 from ..scoped_reads import Scope, pauses_standing
 from .models import MAX_FAILED_RUNS_LISTED, DagStatus, PauseNote

@@ -11,7 +11,7 @@ import datetime
 from typing import Any
 
 from tessera.timetables.public_plan import LaneShape, PublicPlan
-from tessera.timetables.run_info import RunSchedule
+from tessera.timetables.run_facts.of_task import RunSchedule
 
 from .excluded import excluded_runs
 from .memo import memo_of

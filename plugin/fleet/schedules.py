@@ -26,7 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.durations import format_duration
 from tessera.timetables.public_plan import PublicPlan
-from tessera.timetables.run_info import RunSchedule
+from tessera.timetables.run_facts.of_task import RunSchedule
 
 from ..errors import NotFound
 from .failures import failure

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from airflow.models.log import Log
 from sqlalchemy import Row, and_, func, select
 
-from tessera.operators.functions.pause_history import LoggedPause, logged_pauses, standing_pauses
 from tessera.operators.functions.skip_events import LoggedSkip, logged_skips
-from tessera.operators.pauses import PauseRecord
+from tessera.operators.pauses.history import LoggedPause, logged_pauses, standing_pauses
+from tessera.operators.pauses.notes import PauseRecord
 from tessera.plugin.parse_watch import current_problems, newest_entries
 
 from .scope import Scope
@@ -59,7 +59,7 @@ def oldest_audit_entry(session: Session) -> datetime.datetime | None:
 def pause_log(
     session: Session, scope: Scope, dag_id: str, *, at: datetime.datetime, until: datetime.datetime
 ) -> tuple[LoggedPause | None, list[LoggedPause]]:
-    """:func:`~tessera.operators.functions.pause_history.logged_pauses` of ``dag_id``."""
+    """:func:`~tessera.operators.pauses.history.logged_pauses` of ``dag_id``."""
     return logged_pauses(session, dag_id, at=at, until=until) if scope.allows(dag_id) else (None, [])
 
 
@@ -71,7 +71,7 @@ def skip_log(
 
 
 def pauses_standing(session: Session, scope: Scope, dag_ids: Iterable[str]) -> dict[str, PauseRecord]:
-    """:func:`~tessera.operators.functions.pause_history.standing_pauses` of ``dag_ids`` in scope."""
+    """:func:`~tessera.operators.pauses.history.standing_pauses` of ``dag_ids`` in scope."""
     ids = scope.only(dag_ids)
     return standing_pauses(session, ids) if ids else {}
 

@@ -26,7 +26,7 @@ CALLERS = (
     "operators/schedules/held_fires.py",
     "operators/schedules/waves.py",
     "operators/schedules/run_retries.py",
-    "operators/failure_pause.py",
+    "operators/pauses/after_failures.py",
     "operators/replaced_runs.py",
     "operators/fan_in/release.py",
 )

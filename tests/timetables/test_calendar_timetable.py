@@ -16,7 +16,7 @@ from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 
 from tessera.timetables import Backfill, Calendar, Every, Fixed, Spread, anti_herd
-from tessera.timetables.run_info import schedule_of
+from tessera.timetables.run_facts.of_task import schedule_of
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "dags_examples"
 NEW_YORK = "America/New_York"

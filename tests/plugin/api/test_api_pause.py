@@ -175,7 +175,7 @@ def test_a_pause_made_in_airflow_after_tessera_s_has_no_note(api):
 def _paused_after_failures(runs: list[str]) -> None:
     from airflow.utils.session import create_session
 
-    from tessera.operators.pauses import AFTER_FAILURES, set_paused
+    from tessera.operators.pauses.notes import AFTER_FAILURES, set_paused
 
     with create_session() as session:
         set_paused(

@@ -156,7 +156,7 @@ def pause_some(dag_ids: list[str]) -> None:
     from airflow.utils.session import create_session
     from sqlalchemy import update
 
-    from tessera.operators.pauses import set_paused
+    from tessera.operators.pauses.notes import set_paused
 
     with create_session() as session:
         for dag_id in dag_ids:

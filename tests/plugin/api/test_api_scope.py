@@ -127,7 +127,7 @@ def _plant(now: datetime.datetime) -> None:
     from airflow.utils.session import create_session
     from sqlalchemy import update
 
-    from tessera.operators.pauses import set_paused
+    from tessera.operators.pauses.notes import set_paused
 
     held_from, waiting_from = now - datetime.timedelta(minutes=10), now - datetime.timedelta(minutes=5)
     with create_session() as session:

@@ -29,8 +29,8 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Ch
 def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     from airflow.utils.session import create_session
 
-    from tessera.operators.pauses import AFTER_FAILURES as REASON
-    from tessera.operators.pauses import set_paused
+    from tessera.operators.pauses.notes import AFTER_FAILURES as REASON
+    from tessera.operators.pauses.notes import set_paused
 
     folder = tmp_path_factory.mktemp("tessera-pause-shown")
     store_dags(folder, DAG_FILE, (BY_HAND, AFTER_FAILURES, IN_AIRFLOW))

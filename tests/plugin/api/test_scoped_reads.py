@@ -1,14 +1,15 @@
 """Every read of Airflow's records that the request-serving code makes goes through ``scoped_reads``.
 
 A scan of every module serving requests (``plugin/api``, the routes; ``plugin/fleet``,
-``plugin/actions`` and ``plugin/explainer``, the domain they call): a query naming one of Airflow's models of runs, task instances, pools,
-the audit log, XCom or import errors (``select(DagRun...)``, ``session.query(Log)``,
-``session.get(TaskInstance, ...)``, a model's own query method such as ``DagRun.find``) fails the
-test, which names the module, the line and the model. Such a read would not be limited to the
-DAGs its caller may read; it belongs in :mod:`tessera.plugin.scoped_reads`, which takes the
-caller's scope. A second scan follows the calls of every function of ``operators`` and
-``plugin`` (outside those packages and ``scoped_reads``) to find those that read these models, and fails when the
-request code calls one of them other than through ``scoped_reads``.
+``plugin/actions`` and ``plugin/explainer``, the domain they call): a query naming one of
+Airflow's models of runs, task instances, pools, the audit log, XCom or import errors
+(``select(DagRun...)``, ``session.query(Log)``, ``session.get(TaskInstance, ...)``, a model's
+own query method such as ``DagRun.find``) fails the test, which names the module, the line and
+the model. Such a read would not be limited to the DAGs its caller may read; it belongs in
+:mod:`tessera.plugin.scoped_reads`, which takes the caller's scope. A second scan follows the
+calls of every function of ``operators`` and ``plugin`` (outside those packages and
+``scoped_reads``) to find those that read these models, and fails when the request code calls
+one of them other than through ``scoped_reads``.
 
 ``DagModel`` (and tags, serialized DAGs, DAG versions) are left out by design: the lists select
 DAG rows with the caller's readable ids (``schedules``, ``load_fleet``, ``triggers``, ``broken``)
@@ -132,7 +133,7 @@ def test_no_module_serving_requests_reads_airflows_records_outside_the_scoped_re
 
 
 def _module_name(path: Path) -> str:
-    """``operators/pauses.py`` -> ``tessera.operators.pauses`` (the three folders are tessera's subpackages)."""
+    """``operators/pauses/notes.py`` -> ``tessera.operators.pauses.notes`` (the folders are tessera's subpackages)."""
     parts = path.relative_to(REPO).with_suffix("").parts
     return ".".join(("tessera", *parts[: -1 if parts[-1] == "__init__" else None]))
 
@@ -160,7 +161,7 @@ def _calls(node: ast.AST) -> set[str]:
 
 
 def project_readers() -> dict[str, str]:
-    """Every function of tessera outside the request-serving packages and ``scoped_reads`` that reads a guarded model, itself or through a call.
+    """Every function outside the request-serving packages and ``scoped_reads`` reading a guarded model, or calling one.
 
     ``module.function`` -> the read that makes it one (``file:line ...`` of the first found). Calls are
     followed by name within a module and through ``from X import f``, until nothing changes.

@@ -16,7 +16,7 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from .schema_regex import extra_properties
+from .regex import extra_properties
 
 _PLAIN_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
 """The names jsonschema itself writes as ``.name`` in a JSON path."""

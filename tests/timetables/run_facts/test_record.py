@@ -22,7 +22,7 @@ from airflow.utils.types import DagRunType
 from tessera.plugin import macros
 from tessera.plugin.fleet.status import _summary, missed_ticks
 from tessera.timetables import Every, Fixed
-from tessera.timetables.run_info import schedule_of
+from tessera.timetables.run_facts.of_task import schedule_of
 
 UTC = datetime.timezone.utc
 

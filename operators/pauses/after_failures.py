@@ -12,7 +12,7 @@ first, with the one reading of "consecutive failures" (:func:`~tessera.operators
   gives it N more tries;
 * a run a person marked failed counts like any failed run (it is a failed run).
 
-At N, the DAG is paused (:func:`~tessera.operators.pauses.set_paused`, reason
+At N, the DAG is paused (:func:`~tessera.operators.pauses.notes.set_paused`, reason
 ``pause_after_failures``, a note naming the count and the newest failed run) in the transaction
 that failed the run, the run's note says so, and the counter ``tessera.schedule.paused_after_failures``
 is sent. Airflow's ``max_consecutive_failed_dag_runs`` differs; see the README.
@@ -31,13 +31,13 @@ from airflow.utils.state import DagRunState
 from airflow.utils.types import DagRunTriggeredByType, DagRunType
 from sqlalchemy import func, or_, select
 
-from .backoff import consecutive_failures
-from .pauses import AFTER_FAILURES, PAUSE_EVENT, set_paused
-from .replaced_runs import REPLACED_EVENT
-from .run_notes import append
-from .schedules.identity import record_of
-from .schedules.runs import dag_of
-from .stats import Metric, emit
+from ..backoff import consecutive_failures
+from ..replaced_runs import REPLACED_EVENT
+from ..run_notes import append
+from ..schedules.identity import record_of
+from ..schedules.runs import dag_of
+from ..stats import Metric, emit
+from .notes import AFTER_FAILURES, PAUSE_EVENT, set_paused
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

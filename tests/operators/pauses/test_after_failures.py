@@ -86,7 +86,7 @@ def _pause_entries(session) -> list[dict]:
 
 
 def test_the_second_failure_in_a_row_pauses_with_a_recorded_reason(session):
-    from tessera.operators.failure_pause import pause_if_failing
+    from tessera.operators.pauses.after_failures import pause_if_failing
 
     _run(session, 1, "failed")
     _run(session, 2, "success")
@@ -110,8 +110,8 @@ def test_the_second_failure_in_a_row_pauses_with_a_recorded_reason(session):
 def test_unpausing_gives_n_more_tries_and_a_replaced_run_is_not_a_failure(session):
     from airflow.models.log import Log
 
-    from tessera.operators.failure_pause import pause_if_failing
-    from tessera.operators.pauses import set_paused
+    from tessera.operators.pauses.after_failures import pause_if_failing
+    from tessera.operators.pauses.notes import set_paused
 
     for n in (1, 2):
         _run(session, n, "failed")
@@ -127,7 +127,7 @@ def test_unpausing_gives_n_more_tries_and_a_replaced_run_is_not_a_failure(sessio
 
 
 def test_without_the_option_nothing_pauses(session):
-    from tessera.operators.failure_pause import pause_if_failing
+    from tessera.operators.pauses.after_failures import pause_if_failing
 
     for n in range(1, 5):
         run = _run(session, n, "failed")

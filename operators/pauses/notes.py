@@ -1,11 +1,11 @@
 """Pausing a DAG with a note: who paused it, when, and why, in Airflow's audit log.
 
 Airflow keeps only whether a DAG is paused now. A pause made through tessera (``tessera pause
-DAG --note``, ``POST /tessera/api/v1/dags/{id}/pause``, or :mod:`~tessera.operators.failure_pause`
+DAG --note``, ``POST /tessera/api/v1/dags/{id}/pause``, or :mod:`~tessera.operators.pauses.after_failures`
 after failed runs) sets ``is_paused`` and writes one audit-log entry (Browse > Audit Log), event
 :data:`PAUSE_EVENT` or :data:`UNPAUSE_EVENT`, ``extra`` a JSON object: ``is_paused``, ``note``,
 ``reason`` (:data:`BY_HAND` or :data:`AFTER_FAILURES`) and, after failures, the failed runs. The
-same reader that reads Airflow's own pause entries (:mod:`~tessera.operators.functions.pause_history`)
+same reader that reads Airflow's own pause entries (:mod:`~tessera.operators.pauses.history`)
 reads these, so a declared schedule's CATCHUP and a cursor function's ``Suspended`` see them too;
 :func:`latest_pauses` reads the newest one per DAG, with its note.
 
@@ -29,7 +29,7 @@ from sqlalchemy import func, select, update
 
 from tessera.timetables.values import excerpt, not_unicode
 
-from ._airflow import utcnow
+from .._airflow import utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -201,7 +201,7 @@ def test_a_real_fire_whose_output_meets_a_catastrophic_pattern_fails_at_once(cur
     from airflow.utils.session import create_session
     from sqlalchemy import select
 
-    from ..conftest import fire_record, stored_cursor
+    from tests.operators.conftest import fire_record, stored_cursor
 
     path = cursor_dags.folder / "cursor_t_redos.py"
     path.write_text(REAL_FIRE)

@@ -6,7 +6,7 @@ validating, so a reference to nothing would first fail at a fire, as a raw
 network (jsonschema's deprecated default). Here every reference must resolve inside
 the schema itself, and the schema is tried once on a document of each JSON type, so
 a reference loop that never consumes the document is refused too. Its regular
-expressions run on RE2 (:mod:`.schema_regex`); one RE2 cannot run is refused here.
+expressions run on RE2 (:mod:`.regex`); one RE2 cannot run is refused here.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from jsonschema_specifications import REGISTRY as METASCHEMAS
 
 from tessera.timetables.values import clip, excerpt
 
-from .json_bounds import bounded_json
-from .schema_regex import UNEVALUATED_WITH_PATTERNS, PatternRefused, linear_time, metaschema_formats, refused_patterns
+from ..json_bounds import bounded_json
+from .regex import UNEVALUATED_WITH_PATTERNS, PatternRefused, linear_time, metaschema_formats, refused_patterns
 
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 _PROBES: tuple[Any, ...] = (None, True, 0, 0.5, "", [], {})
@@ -93,7 +93,7 @@ def _check_references(field: str, cls: type[Validator], schema: Any) -> None:
 
     The same walk refuses patterns RE2 cannot run that the metaschema does not mark as regular
     expressions (the keys of ``patternProperties`` before draft 6), and the one keyword pair
-    whose patterns jsonschema matches outside the keywords :mod:`.schema_regex` replaces.
+    whose patterns jsonschema matches outside the keywords :mod:`.regex` replaces.
     """
     specification = referencing.jsonschema.specification_with(
         cls.META_SCHEMA.get("$schema", ""), default=referencing.Specification.OPAQUE

@@ -11,7 +11,7 @@ Browse > Audit Log), with its time:
   ``patch_dag``, with ``is_paused`` in ``extra``;
 * ``airflow dags pause`` / ``unpause``: events ``cli_dag_pause`` / ``cli_dag_unpause``;
 * tessera's pauses with a note (``tessera pause``, its REST route, ``pause_after_failures``):
-  events ``tessera.dag.pause`` / ``tessera.dag.unpause`` (:mod:`tessera.operators.pauses`);
+  events ``tessera.dag.pause`` / ``tessera.dag.unpause`` (:mod:`tessera.operators.pauses.notes`);
 * Airflow's own pause after ``max_consecutive_failed_dag_runs``: event ``paused``.
 
 :func:`standing_pauses` reads, for many DAGs in one query, the pause each is in when tessera
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from airflow.models.log import Log
 from sqlalchemy import and_, func, or_, select
 
-from tessera.operators.pauses import PAUSE_EVENT, UNPAUSE_EVENT, PauseRecord
+from .notes import PAUSE_EVENT, UNPAUSE_EVENT, PauseRecord
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .public_plan import RunSchedule
+from ..public_plan import RunSchedule
 
 
 def run_schedule(context: dict[str, Any]) -> RunSchedule | None:
@@ -18,7 +18,7 @@ def run_schedule(context: dict[str, Any]) -> RunSchedule | None:
 
 
 def schedule_of(dag: Any, dag_run: Any) -> RunSchedule | None:
-    from .base import TesseraTimetable
+    from ..base import TesseraTimetable
 
     timetable = dag.timetable
     if not isinstance(timetable, TesseraTimetable):

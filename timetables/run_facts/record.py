@@ -26,15 +26,15 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._time.durations import format_duration, parse_duration
-from .instants import to_us
+from .._time.durations import format_duration, parse_duration
+from ..instants import to_us
 
 if TYPE_CHECKING:
     from airflow.timetables.base import DataInterval
     from airflow.utils.types import DagRunType
     from pendulum import DateTime
 
-    from ._time.plan import Plan
+    from .._time.plan import Plan
 
 _RECORD = re.compile(r"~phase:([0-9a-z.]+)~delay:([0-9a-z.]+)~interval:([0-9a-z.]+)\Z")
 
