@@ -1,7 +1,7 @@
 """A lane is exactly the runs ``upcoming`` lists over its range, in a few segments for a repeating cadence.
 
 ``cadences()`` and ``ranges()`` are shared with the browser test that draws the lanes
-(``tests/plugin/test_ui_lanes.py``): random epoch grids, calendar cadences (hours, days, weeks,
+(``tests/plugin/ui/test_ui_lanes.py``): random epoch grids, calendar cadences (hours, days, weeks,
 months, from the last run) and cron expressions, in zones with daylight saving (London, New
 York, Lord Howe's half hour, Apia's skipped day, Casablanca's Ramadan changes, Chatham),
 with delays, windows and phases, over ranges of up to 75 days from 2015 to 2035.

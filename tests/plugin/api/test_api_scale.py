@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from ..test_why_api import break_dag
+from tests.plugin.explainer.test_why_api import break_dag
+
 from .test_api_app import Api, _seven_minutes, airflow_api, forget_dags, rewrite_serialized, store_dags
 
 # One fleet grown from 10 to 1,000 DAGs as the tests go: the first counts queries at each size on the way.

@@ -262,7 +262,7 @@ def test_a_page_on_another_port_cannot_frame_the_schedules_page(deployment, othe
     """Clickjacking: the frame stays empty (Chromium's error page), so there is no Refresh button to lure a click to.
 
     The page sends ``frame-ancestors 'self'`` and ``X-Frame-Options: SAMEORIGIN``; Airflow's own UI,
-    same origin, still embeds it (``tests/plugin/test_ui_browser.py`` opens it there).
+    same origin, still embeds it (``tests/plugin/ui/test_ui_browser.py`` opens it there).
     """
     admin_page.goto(f"{other_origin}/frame")
     admin_page.wait_for_function("document.getElementById('victim').dataset.loaded === '1'", timeout=60_000)

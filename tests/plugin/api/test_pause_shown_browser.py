@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from ..test_ui_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.plugin.ui.test_ui_browser import CHROMIUM, CHROMIUM_ARGS
+
 from .test_api_app import DAG_FILE, Api, airflow_api, store_dags
 
 BY_HAND, AFTER_FAILURES, IN_AIRFLOW = "shown_pause_by_hand", "shown_pause_after_failures", "shown_pause_in_airflow"

@@ -18,8 +18,16 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.harness import AirflowHome, _free_port
-
-from .test_ui_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, PASSWORDS, AirflowUi, _api, _api_settled, _log_in
+from tests.plugin.ui.test_ui_browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PASSWORDS,
+    AirflowUi,
+    _api,
+    _api_settled,
+    _log_in,
+)
 
 DAG_ID = "why_ui_every_10s"
 DAG_FILE = f"""

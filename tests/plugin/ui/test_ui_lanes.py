@@ -19,11 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tessera.plugin.fleet.plans import lane_of
+from tests.plugin.ui.test_ui_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.timetables.test_lane import cadences, ranges, runs_to_compare, us
 
-from .test_ui_browser import CHROMIUM, CHROMIUM_ARGS
-
-UI = Path(__file__).resolve().parents[2] / "plugin" / "ui"
+UI = Path(__file__).resolve().parents[3] / "plugin" / "ui"
 ALL_RUNS = (
     "lane => laneRuns(lane, -Infinity, Infinity).map(r => [r.occurrence, r.run_after, r.window_start, r.window_end])"
 )

@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 
 from tessera.plugin.cli import EXIT_OK, main
-
-from .test_api_app import Api, airflow_api, store_dags
+from tests.plugin.api.test_api_app import Api, airflow_api, store_dags
 
 BUSINESS = "shown_business_days"
 CRON = "shown_cron_except_range"

@@ -14,8 +14,7 @@ import pytest
 from sqlalchemy import delete, select, update
 
 from tessera.plugin.parse_watch import EVENT, observe
-
-from .api.test_api_app import DAG_FILE, store_dags
+from tests.plugin.api.test_api_app import DAG_FILE, store_dags
 
 DAG_ID = "why_watch_broken"
 

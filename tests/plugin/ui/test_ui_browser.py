@@ -31,7 +31,7 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ARTIFACTS = REPO / "test-artifacts" / "ui"
 PASSWORDS = {"admin": "admin-pw", "viewer": "viewer-pw"}
 REFRESHED_DAG = "ui_refresh_on_demand"

@@ -18,8 +18,7 @@ from sqlalchemy import delete, insert, update
 
 from tessera.plugin.explainer import explain
 from tessera.plugin.scoped_reads import Scope
-
-from .api.test_api_app import store_dags
+from tests.plugin.api.test_api_app import store_dags
 
 UTC = datetime.timezone.utc
 T0 = datetime.datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

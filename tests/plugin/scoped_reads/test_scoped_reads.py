@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ...conftest import REPO
+from tests.conftest import REPO
 
 READER = REPO / "plugin" / "scoped_reads"
 REQUEST_SERVING = tuple(REPO / "plugin" / name for name in ("api", "fleet", "actions", "explainer"))

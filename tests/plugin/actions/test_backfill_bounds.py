@@ -27,8 +27,7 @@ from tessera.plugin.actions.backfill_preview import (
     preview_stored,
 )
 from tessera.plugin.errors import Invalid
-
-from .test_api_app import Api, airflow_api, store_dags
+from tests.plugin.api.test_api_app import Api, airflow_api, store_dags
 
 UTC = datetime.timezone.utc
 FIVE = "bounds_five_minutes"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import update
 
-from .api.test_api_app import DAG_FILE, Api, airflow_api, store_dags
+from tests.plugin.api.test_api_app import DAG_FILE, Api, airflow_api, store_dags
 
 HEALTHY, BROKEN, MISSING = "why_api_healthy", "why_api_broken", "why_api_missing"
 SIBLING = "why_api_sibling"

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from .test_ui_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from tests.plugin.ui.test_ui_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
-UI = Path(__file__).resolve().parents[2] / "plugin" / "ui"
+UI = Path(__file__).resolve().parents[3] / "plugin" / "ui"
 BASE = "http://tessera.test"
 FLEET = 1000
 """The rows of the first page (the most one answer holds: ``PAGE_ROWS``)."""
