@@ -31,8 +31,9 @@ from typing import Any
 
 import httpx
 
+from .tessera_names import CONFIG_SECTION
+
 SCHEMES = ("http", "https")
-CONFIG_SECTION = "tessera"
 ALLOW_OPTION = "allow_private_outbound"
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

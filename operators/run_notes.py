@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from airflow.models.dagrun import DagRunNote
 from airflow.models.log import Log
 
+from .tessera_names import AUDIT_OWNER
+
 if TYPE_CHECKING:
     from airflow.models.dagrun import DagRun
     from sqlalchemy.orm import Session
@@ -33,7 +35,6 @@ NOTE_LIMIT: int = DagRunNote.__table__.c.content.type.length
 """Characters a run's note may hold: the length of Airflow's ``dag_run_note.content`` column."""
 CUT = "…"
 _DROPPED = re.compile(r"… (\d+) earlier lines? dropped")
-OWNER = "tessera"
 
 
 def dropped_line(count: int) -> str:
@@ -89,7 +90,7 @@ def append(dag_run: DagRun, *lines: str, session: Session, audit: Iterable[Audit
     """
     for entry in audit:
         extra = entry.extra if isinstance(entry.extra, str) else json.dumps(entry.extra)
-        session.add(Log(entry.event, owner=OWNER, dag_id=dag_run.dag_id, run_id=dag_run.run_id, extra=extra))
+        session.add(Log(entry.event, owner=AUDIT_OWNER, dag_id=dag_run.dag_id, run_id=dag_run.run_id, extra=extra))
     added = [part for line in lines if line for part in line.split("\n")]
     if not added:
         return dag_run.note

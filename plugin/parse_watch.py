@@ -44,6 +44,7 @@ from airflow.models.log import Log
 from sqlalchemy import and_, func, or_, select
 
 from tessera.operators.functions.spec_reasons import spec_reason
+from tessera.operators.tessera_names import AUDIT_OWNER
 
 from ._airflow import utcnow
 
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EVENT = "tessera.parse"
-OWNER = "tessera"
 PERIOD = 5.0
 DAG_PROCESSOR_JOB = "DagProcessorJob"
 FILE_MISSING = "FileMissing"
@@ -131,7 +131,7 @@ def observe(session: Session) -> int:
         if entry is None or _key(entry[2]) != _key(state):
             same_problem = entry is not None and entry[2].get("state") == state["state"]
             state["since"] = entry[2].get("since") if same_problem else (state["since"] or now)
-            session.add(Log(EVENT, owner=OWNER, dag_id=dag_id, extra=json.dumps(state)))
+            session.add(Log(EVENT, owner=AUDIT_OWNER, dag_id=dag_id, extra=json.dumps(state)))
             written += 1
     recovered = [d for d, (_, _, data) in entries.items() if d not in problems and data.get("state") != "restored"]
     if recovered:
@@ -140,7 +140,7 @@ def observe(session: Session) -> int:
         )
         for dag_id, last_parsed in present:  # a DAG deleted meanwhile has no row: nothing to restore
             state = {"state": "restored", "last_parsed": None if last_parsed is None else last_parsed.isoformat()}
-            session.add(Log(EVENT, owner=OWNER, dag_id=dag_id, extra=json.dumps(state)))
+            session.add(Log(EVENT, owner=AUDIT_OWNER, dag_id=dag_id, extra=json.dumps(state)))
             written += 1
     if written:
         session.flush()  # seen by the next observation in this session too

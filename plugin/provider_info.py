@@ -19,8 +19,10 @@ import textwrap
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from tessera.operators.tessera_names import CONFIG_SECTION
+
 DISTRIBUTION = "airflow-tessera"
-SECTION = "tessera"
+SECTION = CONFIG_SECTION
 
 
 def _lines(text: str) -> str:

@@ -9,7 +9,6 @@
   object) is used only in that layer's ``_airflow.py``, and no layer uses another layer's door;
 - a module is one concept and a concept that outgrows it is a package: no family of three or more
   sibling modules sharing a name prefix (``why_records``, ``why_verdict``, ...) beyond those listed
-  in :data:`PREFIX_FAMILIES_TO_MOVE`, which may only shrink;
 - no import circle within a layer: the cadences depend on the base, not the other way round;
 - one home per fact, checked by value: the supported years appear as literals only in their home.
 """
@@ -303,15 +302,6 @@ def test_the_clock_is_read_through_the_layers_door():
     assert not reads, "\n".join(reads)
 
 
-PREFIX_FAMILIES_TO_MOVE = {
-    ("timetables", "run"): {"run_info", "run_policy", "run_record"},
-    ("operators/functions", "schema"): {"schema_compile", "schema_messages", "schema_regex"},
-    ("plugin/api", "load"): {"load", "load_fleet", "load_models"},
-}  # fmt: skip
-"""Families cut by the old 300-line cap, each to become a package named for its concept (issue 39):
-listed so the rule holds for everything else now. A family may lose members; it may not gain one."""
-
-
 def _prefix_families(root: Path) -> dict[tuple[str, str], set[str]]:
     """Sibling modules grouped by the first word of their names: ``(folder, prefix) -> stems``, 3 or more."""
     families: dict[tuple[str, str], set[str]] = {}
@@ -329,7 +319,6 @@ def test_a_concept_that_outgrows_a_module_is_a_package_not_a_prefix_family():
         f"{folder}/: {', '.join(sorted(stems))} share the prefix {prefix!r}; make them a package "
         f"{folder}/{prefix}/ (its public names in __init__)"
         for (folder, prefix), stems in sorted(found.items())
-        if not stems <= PREFIX_FAMILIES_TO_MOVE.get((folder, prefix), set())
     ]
     assert not grown, "\n".join(grown)
 
@@ -493,3 +482,35 @@ def test_every_timetable_constructor_has_full_type_hints():
     assert {c.__name__ for c in classes} >= {"Every", "Calendar", "Cron", "Union"}
     assert len(constructors) > len(classes), "the calendar cadences' classmethods are checked too"
     assert not untyped, f"constructors without a type hint: {untyped}"
+
+
+NAMES_HOME = REPO / "operators" / "tessera_names.py"
+NAMED_ROLES = {"owner", "by"}
+"""Keywords whose value is the audit log's owner (``Log(owner=...)``, ``set_paused(by=...)``)."""
+
+
+def _tessera_in_a_named_role(path: Path) -> list[str]:
+    """Each literal "tessera" written as an audit owner, a config section, or a constant named for one."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        literal = None
+        if isinstance(node, ast.keyword) and node.arg in NAMED_ROLES:
+            literal = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            if getattr(node.func.value, "id", None) == "conf":  # conf.get("tessera", ...), conf.getint(...)
+                literal = node.args[0]
+        elif isinstance(node, ast.Assign):
+            names = [target.id for target in node.targets if isinstance(target, ast.Name)]
+            if any(name.endswith(("OWNER", "SECTION")) for name in names):
+                literal = node.value
+        if isinstance(literal, ast.Constant) and literal.value == "tessera":
+            found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    return found
+
+
+def test_the_audit_owner_and_the_config_section_are_stated_in_one_home():
+    """Browse > Audit Log filtered by owner, and ``[tessera]`` in airflow.cfg, read the same everywhere."""
+    repeated = [line for path in _sources() if path != NAMES_HOME for line in _tessera_in_a_named_role(path)]
+    assert not repeated, f"tessera's name restated outside {NAMES_HOME.relative_to(REPO)}; import it:\n" + (
+        "\n".join(repeated)
+    )

@@ -30,6 +30,7 @@ class ParentFire:
 STALE_NOTE = "Stale parents"
 """How the release note's stale-parent block begins (the explainer finds the block by it)."""
 
+
 def stale_parents(
     parents: Sequence[str],
     last_completed: Mapping[str, datetime.datetime | None],

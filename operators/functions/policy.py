@@ -11,13 +11,14 @@ from typing import Any
 
 from tessera.timetables.values import excerpt
 
+from ..tessera_names import CONFIG_SECTION
+
 CURSOR_TASK_TYPE = "CursorFunctionOperator"
 """How the scheduler recognises a cursor-function task in a serialized DAG."""
 
 DISPATCH_POOL = "tessera_dispatch"
 """The Airflow pool whose slots are the global dispatch cap; the admission creates and sizes it."""
 
-CONFIG_SECTION = "tessera"
 CAP_OPTION = "max_concurrent_dispatches"
 DEFAULT_CAP = 10
 

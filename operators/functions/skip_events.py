@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from airflow.models.log import Log
 from sqlalchemy import func, select
 
+from ..tessera_names import AUDIT_OWNER
 from .record import iso, parse_iso
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 EVENT = "tessera.skip"
 PASSED_OVER = "tessera.skip.passed_over"
-OWNER = "tessera"
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def write(
     session: Session, *, dag_id: str, task_id: str, run_id: str, event: SkipEvent, passed_over: bool = False
 ) -> None:
     name = PASSED_OVER if passed_over else EVENT
-    session.add(Log(name, owner=OWNER, dag_id=dag_id, task_id=task_id, run_id=run_id, extra=event.to_json()))
+    session.add(Log(name, owner=AUDIT_OWNER, dag_id=dag_id, task_id=task_id, run_id=run_id, extra=event.to_json()))
 
 
 def newest_passed_over(session: Session, dag_id: str, task_id: str) -> SkipEvent | None:

@@ -37,6 +37,7 @@ from ..run_notes import append
 from ..schedules.identity import record_of
 from ..schedules.runs import dag_of
 from ..stats import Metric, emit
+from ..tessera_names import AUDIT_OWNER
 from .notes import AFTER_FAILURES, PAUSE_EVENT, set_paused
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def pause_if_failing(dag_run: DagRun, session: Session) -> bool:
         f"Paused by tessera: {count} runs failed in a row (pause_after_failures {limit}), the newest "
         f"{dag_run.run_id}; unpause the DAG once the cause is fixed (it then gets {limit} more tries)."
     )
-    set_paused(session, dag_run.dag_id, paused=True, note=note, by="tessera", reason=AFTER_FAILURES, failed_runs=runs)
+    set_paused(session, dag_run.dag_id, paused=True, note=note, by=AUDIT_OWNER, reason=AFTER_FAILURES, failed_runs=runs)
     line = f"Paused: the DAG is paused after {count} failed runs in a row (pause_after_failures {limit})."
     append(dag_run, line, session=session)
     emit(PAUSED_METRIC, {"dag_id": dag_run.dag_id}, where="core")

@@ -32,6 +32,8 @@ from airflow.providers.standard.operators.branch import BaseBranchOperator
 
 from tessera.timetables.values import excerpt
 
+from ..tessera_names import CONFIG_SECTION
+
 SELECTOR_TASK_ID = "tessera_nodes"
 NODES_OPTION = "nodes"
 INSPECT_TIMEOUT = 5.0
@@ -49,7 +51,7 @@ def configured_nodes() -> tuple[str, ...]:
 
     from .checks import target_nodes
 
-    raw = conf.get("tessera", NODES_OPTION, fallback="") or ""
+    raw = conf.get(CONFIG_SECTION, NODES_OPTION, fallback="") or ""
     names = tuple(name.strip() for name in raw.split(",") if name.strip())
     if not names:
         return ()

@@ -14,7 +14,7 @@ same order, with the same private helpers of ``airflow.models.backfill``, but la
   because a run already exists, in one query (the batch's date range) instead of one per run.
 
 This is the only module that uses those private helpers (through :mod:`tessera.plugin._airflow`);
-``tests/plugin/api/test_backfill_bounds.py`` checks that it answers exactly what ``_do_dry_run`` answers.
+``tests/plugin/actions/test_backfill_bounds.py`` checks that it answers exactly what ``_do_dry_run`` answers.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ answers 403 for another DAG's runs and task instances, so tessera must not quote
 
 This package is the only part of the request-serving code (``plugin/api``) that queries Airflow's
 tables of runs (``DagRun``, ``DagRunNote``, ``Backfill``), task instances and pools, the audit log
-(``Log``), XCom and import errors (``ParseImportError``); ``tests/plugin/api/test_scoped_reads.py``
+(``Log``), XCom and import errors (``ParseImportError``); ``tests/plugin/scoped_reads/test_scoped_reads.py``
 fails when another module there does. Each read takes the caller's :class:`Scope` and returns rows
 of the DAGs in it only. A read that crosses DAGs counts what the caller may not read but never
 names it: a pool's occupancy says how many slots other DAGs hold, not which; an import error's

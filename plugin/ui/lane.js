@@ -1,6 +1,6 @@
 // A DAG's runs on the timeline, read from its lane (GET /api/v1/page): the public plan's runs over
 // the next 71 days as a few periodic segments of occurrences, not one entry per run. Plain
-// arithmetic and no DOM, so tests/plugin/test_ui_lanes.py runs these very functions in Chromium and
+// arithmetic and no DOM, so tests/plugin/ui/test_ui_lanes.py runs these very functions in Chromium and
 // compares what they give with the plan's upcoming(). Instants and durations are microseconds.
 "use strict";
 
