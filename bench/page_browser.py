@@ -4,7 +4,7 @@ The same fleet as ``page_scale.py`` (``_page_fleet.py``: 1,000 DAGs of a deploym
 ``--dags``, each with 3 days of runs) is stored in a metadata DB (PostgreSQL from
 ``scripts/postgres.sh`` unless ``--sqlite``), a real ``airflow api-server`` (one worker) serves
 it, and Debian's Chromium (``/usr/bin/chromium``, driven by Playwright as
-``tests/plugin/test_ui_browser.py`` does; no browser download) logs in and opens the page
+``tests/plugin/ui/test_ui_browser.py`` does; no browser download) logs in and opens the page
 itself (``/tessera/ui/``). Reported, with the load average while it ran:
 
 * first row: milliseconds from navigation start until a ``tr.dag`` row shows its content (its
