@@ -28,8 +28,7 @@ from typing import Any
 
 from airflow.sdk import RetryDecision, RetryPolicy
 
-from tessera.timetables.durations import format_duration, parse_duration
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt, format_duration, parse_duration
 
 FIRST_DELAY = timedelta(minutes=5)
 """The longest period or first wait, as for every duration."""

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tessera.timetables.rules import excerpt
 from tessera.timetables.run_policy import RunPolicy
-from tessera.timetables.values import excerpt
 
 ONE_AT_A_TIME = ("skip", "buffer_one", "buffer_all")
 DROPS_TICKS = ("skip", "buffer_one", "cancel_other")

@@ -18,8 +18,7 @@ from airflow.sdk import BaseOperator
 
 from tessera.operators.schedules.checks import name as check_name
 from tessera.operators.schedules.identity import asset_uri, schedule_asset
-from tessera.timetables.durations import parse_duration
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt, parse_duration
 
 from .trigger import FIRES_KEY, AfterTrigger, fire_count, released
 

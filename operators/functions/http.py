@@ -25,8 +25,7 @@ import json
 from typing import Any
 
 from tessera.operators import outbound
-from tessera.timetables.durations import parse_duration
-from tessera.timetables.values import excerpt, not_unicode
+from tessera.timetables.rules import excerpt, not_unicode, parse_duration
 
 from .fire import FireFailed, OutputInvalid
 

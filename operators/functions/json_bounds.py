@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from tessera.timetables.values import clip, digits_of, excerpt, lone_surrogate
+from tessera.timetables.rules import clip, digits_of, excerpt, lone_surrogate
 
 MAX_JSON_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt
 
 # "~" must be followed by 0 or 1 (RFC 6901 section 3); anything else is malformed.
 _BAD_ESCAPE = re.compile(r"~(?![01])")

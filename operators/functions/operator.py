@@ -17,7 +17,7 @@ from typing import Any
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowTaskTimeout
 
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt
 
 from .._airflow import task_utcnow
 from . import metrics

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt
 
 from ..tessera_names import CONFIG_SECTION
 

@@ -16,7 +16,7 @@ from typing import Any
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 
-from tessera.timetables.values import clip, excerpt
+from tessera.timetables.rules import clip, excerpt
 
 from .json_bounds import MAX_JSON_BYTES, MAX_JSON_DEPTH, bounded_json
 from .json_pointer import JsonPointer

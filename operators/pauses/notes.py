@@ -27,7 +27,7 @@ from airflow.models.dag import DagModel
 from airflow.models.log import Log
 from sqlalchemy import func, select, update
 
-from tessera.timetables.values import excerpt, not_unicode
+from tessera.timetables.rules import excerpt, not_unicode
 
 from .._airflow import utcnow
 

@@ -14,9 +14,8 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from tessera.operators import outbound
+from tessera.timetables.rules import excerpt, load_zone, not_unicode
 from tessera.timetables.run_policy import MAX_PAUSE_AFTER_FAILURES
-from tessera.timetables.values import excerpt, not_unicode
-from tessera.timetables.zones import load_zone
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 NAME_MAX = 80

@@ -30,7 +30,7 @@ from typing import Any
 
 from airflow.providers.standard.operators.branch import BaseBranchOperator
 
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt
 
 from ..tessera_names import CONFIG_SECTION
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from tessera.timetables.values import clip, excerpt
+from tessera.timetables.rules import clip, excerpt
 
 from .._airflow import utcnow
 from .identity import schedules_in_tags

@@ -45,7 +45,7 @@ import datetime
 from typing import Any
 
 from tessera.operators.overlap_slots import REPLACING_SLOTS
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt
 
 from .checks import INT32_MAX
 from .identity import ALIGN_TAG, RECORD_KEY, schedule_asset, schedule_tag

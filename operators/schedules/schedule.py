@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
+from tessera.timetables.rules import excerpt, not_unicode
 from tessera.timetables.run_policy import OVERLAPS
-from tessera.timetables.values import excerpt, not_unicode
 
 from . import checks as check
 from .checks import ScheduleError

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt
 
 from .identity import record_of
 from .plan_check import after_cycles, check_count, cycle_refusal

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tessera.timetables.values import clip, excerpt
+from tessera.timetables.rules import clip, excerpt
 
 from .checks import BOUNDS, ScheduleError
 from .plan_check import after_cycles, cycle_refusal

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tessera.operators import outbound
-from tessera.timetables.values import not_unicode
+from tessera.timetables.rules import not_unicode
 
 from ..api.inputs import MAX_COUNT, supported_instant
 

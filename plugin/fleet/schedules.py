@@ -24,8 +24,8 @@ from sqlalchemy import Row, Select, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from tessera.timetables.base import TesseraTimetable
-from tessera.timetables.durations import format_duration
 from tessera.timetables.public_plan import PublicPlan
+from tessera.timetables.rules import format_duration
 from tessera.timetables.run_facts.of_task import RunSchedule
 
 from ..errors import NotFound

@@ -21,7 +21,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 
-from tessera.timetables.values import clip, excerpt
+from tessera.timetables.rules import clip, excerpt
 
 from ..json_bounds import bounded_json
 from .regex import UNEVALUATED_WITH_PATTERNS, PatternRefused, linear_time, metaschema_formats, refused_patterns

@@ -26,7 +26,7 @@ from jsonschema import FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
-from tessera.timetables.values import excerpt
+from tessera.timetables.rules import excerpt
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 writes every refused pattern to stderr; the refusal says it instead
