@@ -6,6 +6,7 @@ loaded on first use (PEP 562), so a DAG file pays only for the feature it uses.
 - :mod:`.functions`: cursor-carrying functions (spec, fire, store, admission, status, HTTP);
 - :mod:`.schedules`: declared schedules (``Schedule``, ``ScheduleSet``, the SCHEDULE statement);
 - :mod:`.fan_in`: AFTER fan-in (release, freshness, ``AfterSensor``);
+- :mod:`.pauses`: pausing with a note, after failed runs, and the history both leave;
 - :mod:`.refresh_sql`, and :mod:`.backoff` (``from tessera.operators.backoff import backoff``).
 """
 
