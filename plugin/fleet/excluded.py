@@ -17,10 +17,14 @@ from .models import ExcludedRun
 
 MAX_LISTED = 100
 """The most excluded occurrences one plan row or preview lists (the oldest first)."""
+NEXT_EXCLUSION_AHEAD = datetime.timedelta(days=366)
+"""How far ahead a row looks for the next excluded occurrence: a year covers every yearly holiday."""
 
 
-def excluded_runs(timetable: Any, *, after: datetime.datetime, until: datetime.datetime | None) -> list[ExcludedRun]:
-    """The occurrences in ``(after, until]`` that ``timetable`` skips for its exclusions, with their reasons."""
+def excluded_runs(
+    timetable: Any, *, after: datetime.datetime, until: datetime.datetime | None, count: int = MAX_LISTED
+) -> list[ExcludedRun]:
+    """The first ``count`` occurrences in ``(after, until]`` that ``timetable`` skips for its exclusions, and why."""
     if not isinstance(timetable, TesseraTimetable) or until is None or until <= after:
         return []
     plan = timetable.plan
@@ -31,5 +35,16 @@ def excluded_runs(timetable: Any, *, after: datetime.datetime, until: datetime.d
             occurrence_local=item.occurrence.astimezone(zone).isoformat(),
             reasons=list(item.reasons),
         )
-        for item in plan.excluded(after=after, until=until, count=MAX_LISTED)
+        for item in plan.excluded(after=after, until=until, count=count)
     ]
+
+
+def next_exclusion(timetable: Any, *, after: datetime.datetime) -> ExcludedRun | None:
+    """The first occurrence after ``after`` (within :data:`NEXT_EXCLUSION_AHEAD`) the exclusions skip, with why.
+
+    What a row shows beside the next run ("skips 2026-12-25: Christmas Day (holidays US-NY)"), so an
+    exclusion is seen before the day it leaves a gap in the lane. Bounded by the excluded days in the
+    year ahead, not by the cadence's runs.
+    """
+    found = excluded_runs(timetable, after=after, until=after + NEXT_EXCLUSION_AHEAD, count=1)
+    return found[0] if found else None

@@ -26,12 +26,14 @@ from ..scoped_reads import Scope
 from .broken import broken_dags
 from .broken_rows import broken_page_rows, page_update
 from .contradictions import all_contradictions
+from .excluded import next_exclusion
 from .models import (
     BrokenModel,
     ConditionModel,
     Contradiction,
     DagPlan,
     DagStatus,
+    ExcludedRun,
     Lane,
     Lateness,
     PauseNote,
@@ -80,6 +82,10 @@ class PageDag(BaseModel):
     error: str | None = Field(description="Why its plan or status could not be computed.")
     broken: BrokenModel | None = Field(default=None, description="Set while the DAG's file does not parse or is gone.")
     pause: PauseNote | None = Field(default=None, description="As in the status: why tessera paused it, with the note.")
+    next_exclusion: ExcludedRun | None = Field(
+        default=None,
+        description="The next occurrence within a year that its exclusions skip (a date, a holiday), and why.",
+    )
 
 
 class PageResponse(BaseModel):
@@ -118,7 +124,9 @@ def _run(last: Any) -> dict[str, Any] | None:
     return None if last is None else {"run_type": str(last.run_type), "run_after": last.run_after}
 
 
-def _row(item: ScheduledDag, next_run: Any, lane: Any, parts: StatusParts, last: Any) -> dict[str, Any]:
+def _row(
+    item: ScheduledDag, next_run: Any, lane: Any, parts: StatusParts, last: Any, *, now: datetime.datetime
+) -> dict[str, Any]:
     trigger = describe(item.model.asset_expression)  # the asset condition is on the DAG row already read
     plan = item.plan
     return {
@@ -140,6 +148,7 @@ def _row(item: ScheduledDag, next_run: Any, lane: Any, parts: StatusParts, last:
         "stale_parents": parts.stale_parents,
         "error": None,
         "broken": None,
+        "next_exclusion": next_exclusion(item.timetable, after=now),
     }
 
 
@@ -164,6 +173,7 @@ def _broken_row(plan: DagPlan, status: DagStatus) -> dict[str, Any]:
         "stale_parents": status.stale_parents,
         "error": plan.error or status.error,
         "broken": status.broken,
+        "next_exclusion": None,
     }
 
 
@@ -185,7 +195,7 @@ def _computed_row(
         raise
     except Exception:
         return None  # answered as the plan and the status answer it: with the error, which they log
-    return _row(item, next_run, lane, parts, history.last_run)
+    return _row(item, next_run, lane, parts, history.last_run, now=now)
 
 
 def page_data(

@@ -83,6 +83,16 @@ function staleParents(dag) {
   });
 }
 
+// The next occurrence the schedule's exclusions skip, named before its gap reaches the lane:
+// "skips 2026-12-25 (Christmas Day (holidays US-NY))", the local date as the schedule's zone reads it.
+function exclusionLine(excluded) {
+  if (!excluded) return null;
+  const reasons = excluded.reasons.join("; ");
+  return el("div", { class: "sub exclusion", "data-excluded": excluded.occurrence,
+    title: `no run at ${excluded.occurrence_local} (${when(excluded.occurrence)} UTC)` },
+  `skips ${excluded.occurrence_local.slice(0, 10)}`, reasons ? ` (${reasons})` : "");
+}
+
 function outcome(dag) {
   if (!dag) return "—";
   const word = dag.last_outcome;
@@ -194,13 +204,14 @@ function updateRow(row, dag) {
     dag.timezone !== "UTC" && !schedule.includes(dag.timezone) ? el("span", { class: "sub" }, dag.timezone, " ") : null,
     ...(dag.is_paused ? pauseChips(dag) : []),
     error ? chip("bad", "error", error) : null]);
-  setCell(row, "next", JSON.stringify([next, dag.phase, dag.trigger]), () => {
+  setCell(row, "next", JSON.stringify([next, dag.phase, dag.trigger, dag.next_exclusion]), () => {
     if (!next) return el("span", { class: "sub" }, dag.trigger || (dag.cadence_kind === "after" ? "after its parents" : "—"));
     return [
       el("div", { class: "mono", title: `in ${dag.timezone}: ${next.occurrence_local}` }, when(next.occurrence),
         el("span", { class: "at" }, ` · may start ${when(next.run_after, false)}`)),
       el("div", { class: "mono window", title: "the window this run evaluates (its data interval)" }, windowText(next)),
-      dag.phase && dag.phase !== "0s" ? el("div", { class: "sub" }, `phase ${dag.phase}`) : null];
+      dag.phase && dag.phase !== "0s" ? el("div", { class: "sub" }, `phase ${dag.phase}`) : null,
+      exclusionLine(dag.next_exclusion)];
   });
   setCell(row, "outcome", JSON.stringify([dag.last_outcome, dag.skip_reason, dag.last_run]), () => outcome(dag));
   setCell(row, "health", JSON.stringify([dag.conditions, dag.lateness, dag.consecutive_failures, dag.stale_parents]),

@@ -13,6 +13,7 @@ Thursday's run.
 
 from __future__ import annotations
 
+import datetime
 import json
 import textwrap
 from collections.abc import Iterator
@@ -146,3 +147,30 @@ def test_why_says_the_occurrence_at_t_was_excluded_and_by_what(api):
     ), why["verdict"]
     assert f"skipped by the schedule's exclusions ({OBSERVED})" in why["verdict"]
     assert "The occurrence before it was 2026-07-02 13:00:00 UTC (09:00:00 EDT America/New_York)" in why["verdict"]
+
+
+def _page_at(api: Api, monkeypatch: pytest.MonkeyPatch, now: datetime.datetime) -> dict[str, dict]:
+    """The page's rows as of ``now`` (the route's clock only: the callers' tokens stay valid)."""
+    monkeypatch.setattr("tessera.plugin.api.routes.plan.utcnow", lambda: now)
+    answer = api.call("GET", "/tessera/api/v1/page", user="viewer")
+    assert answer.status_code == 200, answer.text
+    return {row["dag_id"]: row for row in answer.json()["dags"]}
+
+
+def test_the_page_row_names_the_next_holiday_before_its_gap_reaches_the_lane(api, monkeypatch):
+    """On 1 July the business-day row says it skips 3 July and why; the cron row names its range's first day."""
+    rows = _page_at(api, monkeypatch, datetime.datetime(2026, 7, 1, 12, tzinfo=datetime.UTC))
+    assert rows[BUSINESS]["next_exclusion"] == {
+        "occurrence": "2026-07-03T13:00:00Z",
+        "occurrence_local": "2026-07-03T09:00:00-04:00",
+        "reasons": [OBSERVED],
+    }
+    excluded = rows[CRON]["next_exclusion"]
+    assert excluded["occurrence_local"] == "2026-07-03T23:00:00-04:00", excluded
+    assert excluded["reasons"] and "2026-07-03" in excluded["reasons"][0], excluded
+
+
+def test_a_row_whose_exclusions_are_all_past_names_none(api, monkeypatch):
+    """After the calendar's last year (2026), nothing is named: no stale holiday on the row."""
+    rows = _page_at(api, monkeypatch, datetime.datetime(2027, 1, 4, 12, tzinfo=datetime.UTC))
+    assert rows[BUSINESS]["next_exclusion"] is None and rows[CRON]["next_exclusion"] is None
