@@ -134,6 +134,8 @@ class RunActivity:
     """When a ``max_active_runs`` slot freed after the newest scheduled run was created (then, if one was free)."""
     paused: tuple[tuple[datetime.datetime, datetime.datetime], ...] = ()
     """Spans ``[paused, unpaused)`` since the newest scheduled run was due (or since the DAG was created)."""
+    down: tuple[tuple[datetime.datetime, datetime.datetime], ...] = ()
+    """Spans in which no scheduler was heartbeating, since the newest scheduled run was due (empty: none known)."""
 
 
 ActivityReader = Callable[["DagModel"], RunActivity | None]
