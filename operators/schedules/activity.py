@@ -81,7 +81,7 @@ def read_activity(session: Session, dag_id: str, *, slots: int, before: datetime
     return RunActivity(
         last_window_end=window_end,
         freed_before=freed_before,
-        freed_after=_slot_freed(session, dag_id, created, slots, before, down),
+        freed_after=_slot_freed(session, dag_id, (due, created), slots, before, down),
         paused=tuple(paused_spans(session, dag_id, since=min(due, created), until=before)),
         down=down,
     )
@@ -123,17 +123,19 @@ def scheduler_downtime(
 def _slot_freed(
     session: Session,
     dag_id: str,
-    created: datetime.datetime,
+    run: tuple[datetime.datetime, datetime.datetime],
     slots: int,
     before: datetime.datetime | None,
     down: tuple[tuple[datetime.datetime, datetime.datetime], ...],
 ) -> datetime.datetime | None:
-    """When a ``max_active_runs`` slot freed after ``created``: from the runs in flight then (ended by ``before``).
+    """When a slot freed after the ``run`` (came due, created) took one: from the runs in flight at its creation.
 
-    A run in flight when a downtime in ``down`` began ended there (:func:`~tessera.timetables.run_policy.slot_freed`).
+    Ends at or after ``before`` are not known yet; a run in flight when a downtime in ``down``
+    began ended there (:func:`~tessera.timetables.run_policy.slot_freed`).
     """
+    due, created = run
     if slots > MAX_IN_FLIGHT_READ:
-        return created
+        return min(due, created)
     made = func.coalesce(DagRun.created_at, DagRun.queued_at, DagRun.run_after)
     rows = session.scalars(
         select(DagRun.end_date)
@@ -146,5 +148,6 @@ def _slot_freed(
         .limit(MAX_IN_FLIGHT_READ + 1)
     ).all()
     known = [None if end is None or (before is not None and end >= before) else to_us(end) for end in rows]
-    freed = slot_freed(to_us(created), known, slots, tuple((to_us(start), to_us(end)) for start, end in down))
+    dead = tuple((to_us(start), to_us(end)) for start, end in down)
+    freed = slot_freed(to_us(created), known, slots, dead, came_due=to_us(due))
     return None if freed is None else from_us(freed)

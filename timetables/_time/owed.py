@@ -74,24 +74,34 @@ class Activity:
     freed_before: int | None = None
     """The newest end of a run that ended before the last run was created (``None``: none)."""
     freed_after: int | None = None
-    """When a slot freed after the last run was created (its creation, if one was free then; ``None``: not yet)."""
+    """When a slot freed after the last run took its slot (when it came due, if one was free; ``None``: not yet)."""
     paused: tuple[tuple[int, int], ...] = ()
     """Spans ``[start, end)`` in which the DAG was paused, sorted, each ended (it is active now)."""
     down: tuple[tuple[int, int], ...] = ()
     """Spans ``[start, end)`` in which no scheduler was heartbeating, sorted, each ended (one runs now)."""
 
 
-def slot_freed(created: int, ends: list[int | None], slots: int, down: tuple[tuple[int, int], ...] = ()) -> int | None:
+def slot_freed(
+    created: int,
+    ends: list[int | None],
+    slots: int,
+    down: tuple[tuple[int, int], ...] = (),
+    *,
+    came_due: int | None = None,
+) -> int | None:
     """When a slot freed after a run was created (``created``), or ``None`` when none has yet.
 
     ``ends`` are the ends of the runs in flight at ``created`` (that run included; ``None``: not
-    ended). With fewer of them than ``slots`` a slot was free at once; otherwise the run that
-    freed one is the ``len(ends) - slots + 1``-th to end. A run still in flight when a span of
-    ``down`` began ended there: its tasks died with the scheduler (LocalExecutor's workers are
-    the scheduler's children), and a rerun after the restart is not a run the ticks waited for.
+    ended). With fewer of them than ``slots`` a slot was free at once, and had been since the run
+    ``came_due`` (given): the runs in flight before it was created are among ``ends``, or ended
+    before it took its slot, so a tick due while the scheduler had yet to create it (after a
+    restart, or a slow loop) found a slot free and is not held. Otherwise the run that freed one
+    is the ``len(ends) - slots + 1``-th to end. A run still in flight when a span of ``down``
+    began ended there: its tasks died with the scheduler (LocalExecutor's workers are the
+    scheduler's children), and a rerun after the restart is not a run the ticks waited for.
     """
     if len(ends) < slots:
-        return created
+        return created if came_due is None else min(created, came_due)
     died = next((start for start, _ in down if start > created), None)
     if died is not None:
         ends = [died if end is None or end > died else end for end in ends]

@@ -366,26 +366,25 @@ def test_backfill_after_downtime_runs_the_newest_and_the_limit_before_it_none_qu
 
 def test_a_catch_up_run_created_after_the_restart_carries_no_queue_record():
     # Backfill(limit=3), 16 slots: after the restart at 16:48:30 the scheduler created 16:45 at
-    # 16:48:31, then 16:46 a moment later. 16:46 came due after 16:45 and before its creation:
-    # without the downtime it reads as held by a run in flight (the false "Queued" record).
+    # 16:48:31, then 16:46 a moment later. 16:46 came due after 16:45 and before its creation: a
+    # slot was free all along, so it was not held (it read as "Queued" behind a run in flight).
     created = at(8, 31)
-    down = ((at(1, 30), at(8, 30)),)
-    after_45 = Activity(last=at(5), freed_before=at(1, 5), freed_after=slot_freed(created, [None], 16, down), down=down)
-    caught_up = Owed(
-        MINUTE, phase=0, activity=after_45, now=at(8, 32), overlap="allow_all", replay_paused=False, backlog=4
-    )
-    assert caught_up.next() == at(6)
-    assert [caught_up.treatment(at(m)) for m in (6, 7, 8)] == [DUE, DUE, DUE]
-    unknown = Owed(
-        MINUTE,
-        phase=0,
-        activity=Activity(last=at(5), freed_before=at(1, 5), freed_after=created),
-        now=at(8, 32),
-        overlap="allow_all",
-        replay_paused=False,
-        backlog=4,
-    )
-    assert unknown.treatment(at(6)) == QUEUED, "without job rows (cleaned), as before: taken for overlap"
+    for down in (((at(1, 30), at(8, 30)),), ()):  # known from the job rows, or not (cleaned)
+        freed = slot_freed(created, [None], 16, down, came_due=at(5))
+        after_45 = Activity(last=at(5), freed_before=at(1, 5), freed_after=freed, down=down)
+        caught_up = Owed(
+            MINUTE, phase=0, activity=after_45, now=at(8, 32), overlap="allow_all", replay_paused=False, backlog=4
+        )
+        assert caught_up.next() == at(6), down
+        assert [caught_up.treatment(at(m)) for m in (6, 7, 8)] == [DUE, DUE, DUE], down
+
+
+def test_a_tick_due_before_a_late_run_was_created_with_a_slot_free_was_not_held():
+    # 16:45 came due at 16:45 and was created at 16:46:10 (a slow loop, a restart), a slot free.
+    assert slot_freed(at(6, 10), [None], 16, came_due=at(5)) == at(5)
+    activity = Activity(last=at(5), freed_before=at(1, 5), freed_after=at(5))
+    decision = owed(activity, now=at(6, 11), overlap="allow_all")
+    assert decision.next() == at(6) and decision.treatment(at(6)) == DUE
 
 
 def test_without_downtime_spans_a_run_held_across_the_restart_is_taken_for_overlap():
