@@ -114,7 +114,7 @@ def scheduler_downtime(
     spans = []
     covered = known
     for start, beat in alive:
-        if start - covered > grace:
+        if start - covered > grace and start > since:
             spans.append((covered, start))
         covered = max(covered, beat)
     return tuple(spans)

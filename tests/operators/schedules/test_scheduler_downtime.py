@@ -16,7 +16,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from tessera.operators.schedules.activity import read_activity
 from tessera.timetables import Backfill, Every, Fixed
+from tessera.timetables.owed_runs import treatments
 
 DAG_ID = "scheduler_downtime_probe"
 T0 = datetime.datetime(2026, 3, 1, 10, 0, tzinfo=datetime.timezone.utc)
@@ -158,14 +160,30 @@ def test_the_newest_run_after_a_restart_records_no_overlap(session, overlap) -> 
     from tessera.operators.schedules.held_fires import fires_before
 
     # 10:00:00's 20 s run was in flight when the scheduler died (last heartbeat 10:00:05); it
-    # restarted at 10:01:00 and ran that task again, to 10:01:25. 10:01:30 is created then.
+    # restarted at 10:01:00 and ran that task again, to 10:01:25. 10:01:20, the newest due, is created then.
     every = Every("10s", phase=Fixed("0s"), overlap=overlap)
     _scheduler(session, t(-100), t(5), "failed")
     _scheduler(session, t(60), t(100))
     _run(session, t(0), created=t(0.5), ended=t(85), timetable=every)
-    newest = _run(session, t(90), created=t(85.5), ended=None, timetable=every)
+    newest = _run(session, t(80), created=t(85.5), ended=None, timetable=every)
     assert fires_before(newest, session) is None
     assert _records(session) == []
+    # What the scheduler decided when it created 10:01:20: the catch-up's newest; the rest missed, not held.
+    activity = read_activity(session, DAG_ID, slots=1, before=t(85.5))
+    assert activity.down == ((t(5), t(60)),)
+    found, _ = treatments(every, activity, now=t(85.5), through=t(80), limit=100)
+    assert found[-1] == (t(80), "due")
+    assert {how for _, how in found[:-1]} == {"MissedDeadline"}
+
+
+def test_a_restart_within_the_grace_leaves_the_overlap_policy_to_decide(session) -> None:
+    every = Every("10s", phase=Fixed("0s"), overlap="buffer_one")
+    _scheduler(session, t(-100), t(5), "success")
+    _scheduler(session, t(20), t(100))
+    _run(session, t(0), created=t(0.5), ended=t(85), timetable=every)
+    activity = read_activity(session, DAG_ID, slots=1, before=t(85.5))
+    found, _ = treatments(every, activity, now=t(85.5), through=t(10), limit=100)
+    assert activity.down == () and found == [(t(10), "queued")]
 
 
 def test_backfill_catch_up_runs_after_a_restart_carry_no_queue_record(session) -> None:
