@@ -85,8 +85,10 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
     audit: list[Audit] = []
     limit = "MAX_CONCURRENT" if policy.declared else "max_active_runs"
     if mine == "queued":
-        freed = activity.freed_after
-        freed = "" if freed is None else f"; it was created when a slot freed at {at(freed)}"
+        # The slot this run waited for freed after the run before it took one: when a run ended
+        # before that one was created (it was queued too), or after (it was due with a slot free).
+        ends = [end for end in (activity.freed_before, activity.freed_after) if end is not None]
+        freed = f"; it was created when a slot freed at {at(max(ends))}" if ends else ""
         lines.append(
             f"Queued: this fire came due at {at(due)} while {limit} {slots} run(s) of "
             f"{dag_run.dag_id} were in flight (overlap {policy.overlap}){freed}."

@@ -124,7 +124,7 @@ def test_a_scheduler_restarting_in_a_loop_is_read_a_bounded_number_of_rows(sessi
     assert spans[-1] == (t(65 * 148 + 5), t(65 * 149))
 
 
-def _run(session, due, *, created, ended, timetable) -> object:
+def _run(session, due, *, created, ended, timetable, slots: int | None = None) -> object:
     from airflow.models.dagrun import DagRun
 
     run = DagRun(
@@ -138,7 +138,7 @@ def _run(session, due, *, created, ended, timetable) -> object:
         start_date=created,
     )
     run.created_at, run.end_date = created, ended
-    run.dag = SimpleNamespace(timetable=timetable, max_active_runs=timetable_slots(timetable), default_args={})
+    run.dag = SimpleNamespace(timetable=timetable, max_active_runs=slots or timetable_slots(timetable), default_args={})
     session.add(run)
     session.flush()
     return run
@@ -197,3 +197,21 @@ def test_backfill_catch_up_runs_after_a_restart_carry_no_queue_record(session) -
         caught_up = _run(session, due, created=t(61 + k), ended=None, timetable=every)
         assert fires_before(caught_up, session) is None, due
     assert _records(session) == []
+
+
+def test_a_queued_run_names_when_its_slot_freed_not_when_the_run_before_it_was_created(session) -> None:
+    from tessera.operators.schedules.held_fires import fires_before
+
+    # max_active_runs 2, the scheduler up throughout: 10:00:00 and 10:00:10 held both slots, so
+    # 10:00:20 waited; both ended (10:00:39.5, 10:00:40.5) before it was created at 10:00:41.5,
+    # and 10:00:30, due meanwhile, waited behind it.
+    every = Every("10s", phase=Fixed("0s"))
+    _scheduler(session, t(-100), t(100))
+    _run(session, t(0), created=t(0.5), ended=t(39.5), timetable=every, slots=2)
+    _run(session, t(10), created=t(10.5), ended=t(40.5), timetable=every, slots=2)
+    _run(session, t(20), created=t(41.5), ended=None, timetable=every, slots=2)
+    queued = _run(session, t(30), created=t(41.7), ended=None, timetable=every, slots=2)
+    assert fires_before(queued, session) == (
+        "Queued: this fire came due at 2026-03-01 10:00:30 UTC while max_active_runs 2 run(s) of "
+        f"{DAG_ID} were in flight (overlap allow_all); it was created when a slot freed at 2026-03-01 10:00:40 UTC."
+    )
