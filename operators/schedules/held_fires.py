@@ -12,7 +12,10 @@ events :data:`QUEUED_EVENT` and :data:`SKIP_EVENT`, JSON in ``extra``) and to th
 
 A plain timetable's run records only what its overlap policy decided (a queued fire, fires
 dropped as ``BufferFull``, ``ConcurrencyForbidden`` or ``Superseded``); what its catch-up skips
-after downtime or a pause is as before (a cursor function records those itself).
+after downtime or a pause is as before (a cursor function records those itself). A fire due
+while no scheduler was heartbeating is the catch-up's, never the overlap policy's (the activity
+reads the downtime, :mod:`.activity`): a catch-up run carries no queue record, and the fires it
+passed over are not recorded as held or dropped by the overlap policy.
 
 Bounded: at most :data:`MAX_LISTED` fires are examined per run; beyond that the count is "at
 least". Runs that are not scheduled fires and DAGs without a tessera timetable cost no query
