@@ -128,6 +128,7 @@ def _in_us(plan: Plan, activity: RunActivity) -> Activity:
         freed_before=None if activity.freed_before is None else to_us(activity.freed_before),
         freed_after=None if activity.freed_after is None else to_us(activity.freed_after),
         paused=tuple(sorted((to_us(start), to_us(stop)) for start, stop in activity.paused if start < stop)),
+        down=tuple(sorted((to_us(start), to_us(stop)) for start, stop in activity.down if start < stop)),
     )
 
 

@@ -131,9 +131,11 @@ class RunActivity:
     freed_before: datetime.datetime | None = None
     """The newest end of any of its runs that ended before the newest scheduled run was created."""
     freed_after: datetime.datetime | None = None
-    """When a ``max_active_runs`` slot freed after the newest scheduled run was created (then, if one was free)."""
+    """When a ``max_active_runs`` slot freed after the newest scheduled run took one (its due instant, if free)."""
     paused: tuple[tuple[datetime.datetime, datetime.datetime], ...] = ()
     """Spans ``[paused, unpaused)`` since the newest scheduled run was due (or since the DAG was created)."""
+    down: tuple[tuple[datetime.datetime, datetime.datetime], ...] = ()
+    """Spans in which no scheduler was heartbeating, since the newest scheduled run was due (empty: none known)."""
 
 
 ActivityReader = Callable[["DagModel"], RunActivity | None]

@@ -12,7 +12,10 @@ events :data:`QUEUED_EVENT` and :data:`SKIP_EVENT`, JSON in ``extra``) and to th
 
 A plain timetable's run records only what its overlap policy decided (a queued fire, fires
 dropped as ``BufferFull``, ``ConcurrencyForbidden`` or ``Superseded``); what its catch-up skips
-after downtime or a pause is as before (a cursor function records those itself).
+after downtime or a pause is as before (a cursor function records those itself). A fire due
+while no scheduler was heartbeating is the catch-up's, never the overlap policy's (the activity
+reads the downtime, :mod:`.activity`): a catch-up run carries no queue record, and the fires it
+passed over are not recorded as held or dropped by the overlap policy.
 
 Bounded: at most :data:`MAX_LISTED` fires are examined per run; beyond that the count is "at
 least". Runs that are not scheduled fires and DAGs without a tessera timetable cost no query
@@ -85,8 +88,10 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
     audit: list[Audit] = []
     limit = "MAX_CONCURRENT" if policy.declared else "max_active_runs"
     if mine == "queued":
-        freed = activity.freed_after
-        freed = "" if freed is None else f"; it was created when a slot freed at {at(freed)}"
+        # The slot this run waited for freed after the run before it took one: when a run ended
+        # before that one was created (it was queued too), or after (it was due with a slot free).
+        ends = [end for end in (activity.freed_before, activity.freed_after) if end is not None]
+        freed = f"; it was created when a slot freed at {at(max(ends))}" if ends else ""
         lines.append(
             f"Queued: this fire came due at {at(due)} while {limit} {slots} run(s) of "
             f"{dag_run.dag_id} were in flight (overlap {policy.overlap}){freed}."

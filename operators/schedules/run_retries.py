@@ -8,6 +8,16 @@ attempt is timed from its own start (Airflow times ``dagrun_timeout`` from the r
 which a re-queued run sets anew), so ``RETRIES 3`` with ``TIMEOUT 3600`` can take four hours,
 plus the delays. A timed-out attempt is a failed attempt.
 
+TIMEOUT stops the attempt before the next one starts: no two attempts of one task overlap.
+Airflow's timeout marks the run's unfinished tasks skipped, and a running task's worker stops it
+only at its next heartbeat; cleared straight away, the task would be started again for the next
+attempt while the old process still runs. So a task the timeout caught running is cleared the way
+Airflow clears a running task (``restarting``): the scheduler schedules it again only once its
+executor reports the old process gone (or, if that never comes, once it missed its heartbeats).
+A task the timeout caught queued but not started cannot start any more: clearing gives it a new
+task-instance id, which its worker's start request does not find. The timeout is noticed when
+the scheduler next examines the run, so a task may start in the moments between.
+
 ``RETRY_DELAY`` holds the queued attempt back: Airflow starts a queued run once its
 ``run_after`` has passed, so the run's ``run_after`` is moved to the moment the next attempt may
 start, and put back to its occurrence when that attempt starts (it is recorded in Airflow's
@@ -26,7 +36,7 @@ from typing import TYPE_CHECKING
 from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
 from airflow.models.log import Log
-from airflow.models.taskinstance import clear_task_instances
+from airflow.models.taskinstance import TaskInstance, clear_task_instances
 from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunTriggeredByType, DagRunType
 from sqlalchemy import select
@@ -61,7 +71,10 @@ def retry_failed_run(dag_run: DagRun, session: Session, msg: str) -> bool:
         return False
     original = dag_run.run_after
     tis = [ti for ti in dag_run.get_task_instances(session=session) if ti.state != TaskInstanceState.SUCCESS]
+    stopped = [ti for ti in tis if _caught_running(ti, msg)]
     clear_task_instances(tis, session, dag_run_state=DagRunState.QUEUED)
+    for ti in stopped:
+        ti.state = TaskInstanceState.RESTARTING  # as Airflow clears a running task: rescheduled once it stopped
     delay = datetime.timedelta(seconds=float((record or {}).get("retry_delay") or 0))
     starts = max(original, utcnow() + delay)
     dag_run.run_after = starts
@@ -74,6 +87,16 @@ def retry_failed_run(dag_run: DagRun, session: Session, msg: str) -> bool:
     )
     _hold_the_slot(dag_run, session)
     return True
+
+
+def _caught_running(ti: TaskInstance, msg: str) -> bool:
+    """Whether the run's timeout caught ``ti`` running: it skipped it (no end) after its worker started it."""
+    return (
+        msg == "timed_out"
+        and ti.state == TaskInstanceState.SKIPPED
+        and ti.start_date is not None
+        and ti.end_date is None
+    )
 
 
 def _hold_the_slot(dag_run: DagRun, session: Session) -> None:

@@ -27,6 +27,13 @@ when it came due:
   still counts as withheld: the scheduler creates the queued run a moment after the slot
   frees, and a trigger in that moment queues behind it.
 
+**Downtime is downtime**: an occurrence that came due while no scheduler was heartbeating (a
+span of :attr:`Activity.down`) is missed, whatever held the slots when the scheduler died, and
+so is every one after it: a run in flight when a downtime began lost its tasks with the
+scheduler, so its slot counts as freed then (:func:`slot_freed`), even if Airflow ran it again
+after the restart. Without downtime spans (the scheduler's job rows were cleaned) a run that
+held the slot across the downtime is taken for overlap, as before.
+
 A starting ``deadline`` drops every occurrence due longer ago than it (``MissedDeadline``).
 When ``L`` was itself a replayed occurrence, its inactive span's end stands for ``W``: the
 replay runs back to back from the moment the schedule became active, and a live trigger
@@ -67,20 +74,37 @@ class Activity:
     freed_before: int | None = None
     """The newest end of a run that ended before the last run was created (``None``: none)."""
     freed_after: int | None = None
-    """When a slot freed after the last run was created (its creation, if one was free then; ``None``: not yet)."""
+    """When a slot freed after the last run took its slot (when it came due, if one was free; ``None``: not yet)."""
     paused: tuple[tuple[int, int], ...] = ()
     """Spans ``[start, end)`` in which the DAG was paused, sorted, each ended (it is active now)."""
+    down: tuple[tuple[int, int], ...] = ()
+    """Spans ``[start, end)`` in which no scheduler was heartbeating, sorted, each ended (one runs now)."""
 
 
-def slot_freed(created: int, ends: list[int | None], slots: int) -> int | None:
+def slot_freed(
+    created: int,
+    ends: list[int | None],
+    slots: int,
+    down: tuple[tuple[int, int], ...] = (),
+    *,
+    came_due: int | None = None,
+) -> int | None:
     """When a slot freed after a run was created (``created``), or ``None`` when none has yet.
 
     ``ends`` are the ends of the runs in flight at ``created`` (that run included; ``None``: not
-    ended). With fewer of them than ``slots`` a slot was free at once; otherwise the run that
-    freed one is the ``len(ends) - slots + 1``-th to end.
+    ended). With fewer of them than ``slots`` a slot was free at once, and had been since the run
+    ``came_due`` (given): the runs in flight before it was created are among ``ends``, or ended
+    before it took its slot, so a tick due while the scheduler had yet to create it (after a
+    restart, or a slow loop) found a slot free and is not held. Otherwise the run that freed one
+    is the ``len(ends) - slots + 1``-th to end. A run still in flight when a span of ``down``
+    began ended there: its tasks died with the scheduler (LocalExecutor's workers are the
+    scheduler's children), and a rerun after the restart is not a run the ticks waited for.
     """
     if len(ends) < slots:
-        return created
+        return created if came_due is None else min(created, came_due)
+    died = next((start for start, _ in down if start > created), None)
+    if died is not None:
+        ends = [died if end is None or end > died else end for end in ends]
     ended = sorted(end for end in ends if end is not None)
     extra = len(ends) - slots
     return ended[extra] if len(ended) > extra else None
@@ -119,6 +143,11 @@ class Owed:
         # A trigger due the instant the slot frees finds it free (a run ending at F no longer holds it).
         grace = LATENCY if overlap == "buffer_one" else -1
         self.missed_from = self.taken if self.freed is None else self.freed + grace
+        if last is not None:
+            # Due while no scheduler ran: the catch-up's, and so is every later one (the slot freed then).
+            down = next((start for start, end in activity.down if end > last + phase), None)
+            if down is not None:
+                self.missed_from = min(self.missed_from, max(down, last + phase) - 1)
 
     def _span(self, due: int) -> tuple[int, int] | None:
         return next(((s, e) for s, e in self.activity.paused if s <= due < e), None)

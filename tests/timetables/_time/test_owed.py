@@ -313,3 +313,117 @@ def test_the_queue_keeps_the_newest_thousand_held_ticks():
     assert decision.next() == oldest
     assert decision.treatment(oldest - US_PER_MINUTE) == BUFFER_FULL
     assert decision.treatment(oldest) == QUEUED
+
+
+# -- scheduler downtime: the catch-up's, whatever was in flight when the scheduler died ------------------------
+
+# 16:41's run (an 80 s task) was in flight when the scheduler died (last heartbeat 16:41:30); it
+# restarted at 16:48:30, and Airflow ran 16:41's task again, to 16:50:00.
+DOWN = ((at(1, 30), at(8, 30)),)
+RERUN_END = at(10)
+
+
+def in_flight_at_the_kill(down: tuple[tuple[int, int], ...] = DOWN) -> Activity:
+    return Activity(last=at(1), freed_before=at(0, 50), freed_after=slot_freed(at(1), [RERUN_END], 1, down), down=down)
+
+
+@pytest.mark.parametrize(
+    ("ends", "down", "freed"),
+    [
+        pytest.param([None], DOWN, at(1, 30), id="still-in-flight-died-with-the-scheduler"),
+        pytest.param([RERUN_END], DOWN, at(1, 30), id="rerun-after-the-restart-is-not-the-slot"),
+        pytest.param([at(1, 20)], DOWN, at(1, 20), id="ended-before-the-scheduler-died"),
+        pytest.param([RERUN_END], ((at(0, 30), at(0, 50)),), RERUN_END, id="downtime-before-the-run-was-created"),
+        pytest.param([None, None], DOWN, at(1, 30), id="two-slots-both-died"),
+    ],
+)
+def test_a_run_in_flight_when_the_scheduler_died_freed_its_slot_then(ends, down, freed):
+    assert slot_freed(at(1), ends, len(ends), down) == freed
+
+
+@pytest.mark.parametrize("overlap", ["buffer_one", "skip", "buffer_all", "allow_all", "cancel_other"])
+def test_ticks_due_while_no_scheduler_ran_are_the_catch_ups_whatever_was_in_flight(overlap):
+    decision = owed(in_flight_at_the_kill(), now=RERUN_END + S, overlap=overlap)
+    assert decision.next() == at(10), "the newest window runs (Latest)"
+    assert {decision.treatment(at(m)) for m in range(2, 10)} == {MISSED}, "no BufferFull, Forbidden or Queued"
+    assert decision.treatment(at(10)) == DUE
+
+
+def test_backfill_after_downtime_runs_the_newest_and_the_limit_before_it_none_queued():
+    for overlap in ("buffer_one", "skip", "allow_all"):
+        three = Owed(
+            MINUTE,
+            phase=0,
+            activity=in_flight_at_the_kill(),
+            now=RERUN_END + S,
+            overlap=overlap,
+            replay_paused=False,
+            backlog=4,
+        )
+        assert three.next() == at(7), overlap
+        assert [three.treatment(at(m)) for m in (6, 7, 8, 9, 10)] == [MISSED, DUE, DUE, DUE, DUE], overlap
+
+
+def test_a_catch_up_run_created_after_the_restart_carries_no_queue_record():
+    # Backfill(limit=3), 16 slots: after the restart at 16:48:30 the scheduler created 16:45 at
+    # 16:48:31, then 16:46 a moment later. 16:46 came due after 16:45 and before its creation: a
+    # slot was free all along, so it was not held (it read as "Queued" behind a run in flight).
+    created = at(8, 31)
+    for down in (((at(1, 30), at(8, 30)),), ()):  # known from the job rows, or not (cleaned)
+        freed = slot_freed(created, [None], 16, down, came_due=at(5))
+        after_45 = Activity(last=at(5), freed_before=at(1, 5), freed_after=freed, down=down)
+        caught_up = Owed(
+            MINUTE, phase=0, activity=after_45, now=at(8, 32), overlap="allow_all", replay_paused=False, backlog=4
+        )
+        assert caught_up.next() == at(6), down
+        assert [caught_up.treatment(at(m)) for m in (6, 7, 8)] == [DUE, DUE, DUE], down
+
+
+def test_a_tick_due_before_a_late_run_was_created_with_a_slot_free_was_not_held():
+    # 16:45 came due at 16:45 and was created at 16:46:10 (a slow loop, a restart), a slot free.
+    assert slot_freed(at(6, 10), [None], 16, came_due=at(5)) == at(5)
+    activity = Activity(last=at(5), freed_before=at(1, 5), freed_after=at(5))
+    decision = owed(activity, now=at(6, 11), overlap="allow_all")
+    assert decision.next() == at(6) and decision.treatment(at(6)) == DUE
+
+
+def test_without_downtime_spans_a_run_held_across_the_restart_is_taken_for_overlap():
+    # ``airflow db clean --tables job`` removed the rows: the documented fallback.
+    decision = owed(in_flight_at_the_kill(down=()), now=RERUN_END + S)
+    assert decision.next() == at(2)
+    assert decision.treatment(at(3)) == BUFFER_FULL
+
+
+def test_ticks_held_before_the_scheduler_died_keep_their_treatment():
+    # 16:41 ran to 16:43:05 and 16:42 queued behind it; the scheduler died at 16:42:30 with 16:41 in flight.
+    down = ((at(2, 30), at(8, 30)),)
+    activity = Activity(last=at(1), freed_before=at(0, 50), freed_after=slot_freed(at(1), [at(9)], 1, down), down=down)
+    decision = owed(activity, now=at(9, 1), overlap="buffer_all")
+    assert decision.treatment(at(2)) == QUEUED, "16:42 came due while 16:41 held the slot, the scheduler alive"
+    assert decision.treatment(at(3)) == MISSED and decision.treatment(at(9)) == DUE
+    assert decision.next() == at(2), "the held tick first, then the catch-up's newest"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    overlap=st.sampled_from(["skip", "buffer_one", "buffer_all", "allow_all", "cancel_other"]),
+    died_s=st.integers(1, 600),
+    down_s=st.integers(31, 3600),
+    rerun_s=st.integers(0, 600),
+    backlog=st.integers(1, 5),
+)
+def test_every_tick_due_in_or_after_a_downtime_is_the_catch_ups(overlap, died_s, down_s, rerun_s, backlog):
+    # The last run (16:41) was in flight when the scheduler died, at any moment after it was created.
+    died = at(1) + died_s * S
+    restarted = died + down_s * S
+    down = ((died, restarted),)
+    activity = Activity(
+        last=at(1), freed_before=at(0, 50), freed_after=slot_freed(at(1), [restarted + rerun_s * S], 1, down), down=down
+    )
+    now = restarted + rerun_s * S + S
+    decision = Owed(MINUTE, phase=0, activity=activity, now=now, overlap=overlap, replay_paused=False, backlog=backlog)
+    newest = MINUTE.at_or_before(now)
+    owed_ones = {newest - k * US_PER_MINUTE for k in range(backlog)}
+    for occurrence in range(MINUTE.at_or_after(died), newest + 1, US_PER_MINUTE):
+        treated = decision.treatment(occurrence)
+        assert treated == (DUE if occurrence in owed_ones else MISSED), (occurrence, treated)
