@@ -49,8 +49,8 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """``tessera migrate``: print the report (and write the patch); see the module docstring for the exits."""
     from .._airflow import utcnow
-    from ..migrate.report import DEFAULT_RANGE, migrate_folder
     from ..migrate.render import render
+    from ..migrate.report import DEFAULT_RANGE, migrate_folder
 
     try:
         since = instant("--since", args.since) if args.since else utcnow()

@@ -114,6 +114,10 @@ def _utc(moment: datetime.datetime) -> datetime.datetime:
     )
 
 
+def _runs_differing(found: Difference) -> int:
+    return found.appear + found.disappear + found.move
+
+
 def _spacing(runs: tuple[Run, ...]) -> datetime.timedelta | None:
     gaps = [b.occurrence - a.occurrence for a, b in zip(runs, runs[1:])]
     return min(gaps) if gaps else None
@@ -182,7 +186,8 @@ def compare_dag(
         found.variants = [Variant("exact", None, f"no tessera schedule keeps these runs: {current.words}")]
         return found
     offered = [v for v in tried if v.call is not None] or tried
-    exact = min(offered, key=lambda v: (not v.difference.same_runs, v.difference.window, v.verdict != IDENTICAL))
+    # The closest: identical first, then the fewest runs that differ, then the fewest windows.
+    exact = min(offered, key=lambda v: (v.verdict != IDENTICAL, _runs_differing(v.difference), v.difference.window))
     found.variants = [exact]
     if exact.call is None:
         return found

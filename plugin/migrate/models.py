@@ -78,7 +78,8 @@ class MigrateReport(BaseModel):
     until: datetime.datetime
     dags: list[DagMigration]
     before: Histogram
-    after: Histogram = Field(description="The same, on each DAG's exact proposal.")
+    after: Histogram = Field(description="The same, each DAG on the variant asked for (its exact one if not offered).")
+    variant: str = Field(description="The variant the `after` histogram and the patch use.")
     problems: list[Problem] = Field(description="Files that do not import, and what the folder holds that is not read.")
     patch: PatchReport | None = None
 

@@ -31,9 +31,8 @@ def _differences(variant: dict[str, Any]) -> str:
 
 def render(report: dict[str, Any], out: TextIO) -> None:
     """``report`` (a :class:`~.models.MigrateReport` as JSON) for a terminal."""
-    out.write(
-        f"Compared {_at(report['since'])} -> {_at(report['until'])}, run by run, Airflow's timetables against tessera's.\n"
-    )
+    span = f"{_at(report['since'])} -> {_at(report['until'])}"
+    out.write(f"Compared {span}, run by run, Airflow's timetables against tessera's.\n")
     verdicts: dict[str, int] = {}
     for dag in report["dags"]:
         where = f" ({dag['file']})" if dag["file"] else ""
@@ -64,7 +63,7 @@ def render(report: dict[str, Any], out: TextIO) -> None:
         h = report[name]
         at = f" at {_at(h['peak_at'])}" if h["peak_at"] else ""
         ratio = "-" if h["peak_to_mean"] is None else f"{h['peak_to_mean']}"
-        label = "now" if name == "before" else "on tessera (exact)"
+        label = "now" if name == "before" else f"on tessera ({report['variant']})"
         out.write(
             f"\nStarts in the first 24 h, {label}: {h['runs']} runs, peak {h['peak']} a minute{at}, "
             f"mean {h['mean_per_minute']:.2f}, peak/mean {ratio}"

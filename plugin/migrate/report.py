@@ -60,12 +60,18 @@ def histogram(runs: Iterable[Any], start: datetime.datetime) -> Histogram:
     )
 
 
-def _histograms(comparisons: list[DagComparison], since: datetime.datetime) -> tuple[Histogram, Histogram]:
-    before = [run for c in comparisons if c.variants and c.variants[0].call is not None for run in c.before]
-    after = [run for c in comparisons if c.variants for run in c.variants[0].runs]
-    # A DAG with no proposal keeps its schedule, so it counts on both sides.
-    kept = [run for c in comparisons if not c.variants or c.variants[0].call is None for run in c.before]
-    return histogram([*before, *kept], since), histogram([*after, *kept], since)
+def _histograms(
+    comparisons: list[DagComparison], since: datetime.datetime, variant: str
+) -> tuple[Histogram, Histogram]:
+    """Run starts before, and after each DAG moves to its ``variant`` (its exact one where that is not offered)."""
+    before, after = [], []
+    for comparison in comparisons:
+        offered = [v for v in comparison.variants if v.call is not None]
+        chosen = next((v for v in offered if v.name == variant), offered[0] if offered else None)
+        before += comparison.before
+        # A DAG with no proposal keeps its schedule, so it counts the same on both sides.
+        after += comparison.before if chosen is None else chosen.runs
+    return histogram(before, since), histogram(after, since)
 
 
 @dataclass(frozen=True)
@@ -154,7 +160,7 @@ def migrate_folder(
                 until=until,
             )
         )
-    before, after = _histograms(comparisons, since)
+    before, after = _histograms(comparisons, since, variant)
     report = MigrateReport(
         since=since,
         until=until,
@@ -162,6 +168,7 @@ def migrate_folder(
         before=before,
         after=after,
         problems=problems,
+        variant=variant,
     )
     if not patch:
         return report, ""
@@ -216,3 +223,33 @@ def _patch(
         files.append(file)
         diffs.append(unified_diff(file, source, new))
     return PatchReport(variant=variant, files=files, not_rewritten=left), "".join(diffs)
+
+
+def migrate_stored(
+    dags: Iterable[Any], *, since: datetime.datetime, until: datetime.datetime, variant: str = "exact"
+) -> MigrateReport:
+    """The report of a deployment's stored DAGs (each with ``dag_id``, ``timetable``, ``start_date``, ``end_date``).
+
+    No file is read: whether a DAG reads its windows is unknown (so a window that changes counts),
+    a DAG whose stored timetable no longer loads is a problem line, and there is no patch.
+    """
+    check_range(since, until)
+    comparisons, problems = [], []
+    for dag in each(dags):
+        if dag.timetable is None:
+            problems.append(Problem(file=dag.dag_id, problem=dag.error or "its stored timetable does not load"))
+            continue
+        dates = {"start_date": dag.start_date, "end_date": dag.end_date}
+        comparisons.append(
+            compare_one(dag.dag_id, dag.timetable, catchup=False, reads_windows=None, since=since, until=until, **dates)
+        )
+    before, after = _histograms(comparisons, since, variant)
+    return MigrateReport(
+        since=since,
+        until=until,
+        dags=[dag_migration(c, None) for c in comparisons],
+        before=before,
+        after=after,
+        problems=problems,
+        variant=variant,
+    )
