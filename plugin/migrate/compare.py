@@ -143,10 +143,15 @@ def compare_dag(
     first = airflow_runs(timetable, current, after=since, until=until, cap=RUN_CAP, **dates)
     found.before, found.truncated = first.runs, first.truncated
     found.ranges = _ranges(current, first, since, until)
-    befores = [first.runs] + [
-        airflow_runs(timetable, current, after=low, until=high, cap=RUN_CAP, **dates).runs
-        for low, high in found.ranges[1:]
+    stepped = [first] + [
+        airflow_runs(timetable, current, after=low, until=high, cap=RUN_CAP, **dates) for low, high in found.ranges[1:]
     ]
+    befores = [each.runs for each in stepped]
+    for error in dict.fromkeys(each.error for each in stepped if each.error):
+        found.notes.append(
+            f"Airflow's own timetable stops: {error}; the scheduler stops creating this DAG's runs there "
+            "(its later runs are counted as runs tessera adds)"
+        )
     if not current.has_windows and reads_windows is not False:
         found.notes.append(
             "Airflow 3 reads this schedule as a trigger timetable: its runs have no data interval "

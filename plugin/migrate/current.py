@@ -172,7 +172,11 @@ def airflow_runs(
     runs: list[Run] = []
     # One question per run, and a few before `after` (a start date's grid, a cron's inference).
     for _ in range(cap + 3):
-        info = timetable.next_dagrun_info(last_automated_data_interval=last, restriction=restriction)
+        try:
+            info = timetable.next_dagrun_info(last_automated_data_interval=last, restriction=restriction)
+        except Exception as error:  # Airflow's own timetables raise on some clock changes: say where, go on
+            at = "the first run" if last is None else f"the run after {_plain(last.end).isoformat()}"
+            return Stepped(tuple(runs), truncated=False, error=f"asked for {at}, it raised {error!r:.300}")
         if info is None or info.run_after > until:
             return Stepped(tuple(runs), truncated=False)
         if runs and info.run_after <= runs[-1].run_after:

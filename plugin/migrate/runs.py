@@ -30,6 +30,8 @@ class Stepped:
 
     runs: tuple[Run, ...]
     truncated: bool
+    error: str | None = None
+    """What the timetable raised when asked for the run after the last one (the scheduler stops there too)."""
 
 
 @dataclass(slots=True)
