@@ -48,29 +48,18 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``tessera migrate``: print the report (and write the patch); see the module docstring for the exits."""
-    from .._airflow import utcnow
-    from ..migrate.render import render
-    from ..migrate.report import DEFAULT_RANGE, migrate_folder
-
     try:
-        since = instant("--since", args.since) if args.since else utcnow()
-        until = instant("--until", args.until) if args.until else since + DEFAULT_RANGE
-        since, until = _plain(since), _plain(until)
-        with contextlib.redirect_stdout(sys.stderr):  # Airflow logs to stdout while it loads the files
-            report, patch = migrate_folder(
-                args.path,
-                since=since,
-                until=until,
-                variant=args.variant,
-                include_changed=args.include_changed,
-                patch=args.patch is not None,
-            )
+        # Airflow logs to stdout while it loads (its configuration, the files): stdout keeps the answer alone.
+        with contextlib.redirect_stdout(sys.stderr):
+            report, patch = _report(args)
         if args.patch is not None:
             with open(args.patch, "w", encoding="utf-8") as out:
                 out.write(patch)
     except (Refused, ValueError, OSError) as error:
         print(f"tessera migrate: {error}", file=sys.stderr)
         return EXIT_USAGE
+    from ..migrate.render import render
+
     body = report.model_dump(mode="json")
     if args.json:
         json.dump(body, sys.stdout, indent=2)
@@ -79,6 +68,22 @@ def run(args: argparse.Namespace) -> int:
         render(body, sys.stdout)
     changed = any(dag.verdict not in ("", "identical") for dag in report.dags)
     return EXIT_CHANGES if report.problems or changed else EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> tuple[Any, str]:
+    from .._airflow import utcnow
+    from ..migrate.report import DEFAULT_RANGE, migrate_folder
+
+    since = _plain(instant("--since", args.since) if args.since else utcnow())
+    until = _plain(instant("--until", args.until)) if args.until else since + DEFAULT_RANGE
+    return migrate_folder(
+        args.path,
+        since=since,
+        until=until,
+        variant=args.variant,
+        include_changed=args.include_changed,
+        patch=args.patch is not None,
+    )
 
 
 def _plain(moment: datetime.datetime) -> datetime.datetime:
