@@ -66,13 +66,14 @@ def render(report: dict[str, Any], out: TextIO) -> None:
         label = "now" if name == "before" else f"on tessera ({report['variant']})"
         out.write(
             f"\nStarts in the first 24 h, {label}: {h['runs']} runs, peak {h['peak']} a minute{at}, "
-            f"mean {h['mean_per_minute']:.2f}, peak/mean {ratio}"
+            f"mean {h['mean_per_minute']:.3g}, peak/mean {ratio}"
         )
     out.write("\n\nVerdicts: " + ", ".join(f"{count} {verdict}" for verdict, count in sorted(verdicts.items())) + "\n")
     for problem in report["problems"]:
         out.write(f"NOT READ {problem['file']}: {problem['problem']}\n")
     patch = report.get("patch")
     if patch:
-        out.write(f"Patch ({patch['variant']}): {len(patch['files'])} files rewritten\n")
+        count = len(patch["files"])
+        out.write(f"Patch ({patch['variant']}): {count} file{'' if count == 1 else 's'} rewritten\n")
         for left in patch["not_rewritten"]:
             out.write(f"NOT REWRITTEN {left['file']}: {left['problem']}\n")
