@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..api.cancellation import each
+from ..api.cancellation import Abandoned, each
 from .compare import IDENTICAL, DagComparison, compare_dag
 from .current import Current, core_timetable, read_current
 from .models import DagMigration, Histogram, MigrateReport, PatchReport, Problem, dag_migration
@@ -112,6 +112,8 @@ def compare_one(
         return compare_dag(
             dag_id, core, current, catchup=catchup, reads_windows=reads_windows, since=since, until=until, **dates
         )
+    except Abandoned:
+        raise  # the caller left: the work stops here, it is not this DAG's failure
     except Exception as error:  # a custom timetable that raises: one report line, not a failed report
         current = Current(type(timetable).__name__, "custom", words=f"its timetable raised {error!r:.200}")
         return DagComparison(dag_id, current, reads_windows)
