@@ -45,9 +45,9 @@ def render(report: dict[str, Any], out: TextIO) -> None:
         if dag["verdict"]:
             out.write(f"  verdict: {dag['verdict'].upper()}")
             if dag["truncated"]:
-                out.write(
-                    f" (dense: compared its first runs and the days around {len(dag['ranges']) - 1} clock changes)"
-                )
+                changes = len(dag["ranges"]) - 1
+                around = f"the days around its zone's {changes} clock changes" if changes else "no clock change"
+                out.write(f" (dense: compared its first runs, and {around})")
             out.write("\n")
         for variant in dag["variants"]:
             if variant["proposal"] is None:
