@@ -25,7 +25,7 @@ from fastapi.responses import JSONResponse
 
 from .. import errors
 from . import URL_PREFIX
-from .routes import backfill, load, page, pause, plan, refresh, status, triggers, why
+from .routes import backfill, load, migrate, page, pause, plan, refresh, status, triggers, why
 
 STATUS_CODES: dict[type[errors.ApiError], int] = {
     errors.NotFound: http.HTTP_404_NOT_FOUND,
@@ -101,6 +101,7 @@ def create_app() -> FastAPI:
     for router in (load.router, backfill.router, triggers.router):
         app.include_router(router)
     app.include_router(why.router)  # "why did (or didn't) it run at T?"
+    app.include_router(migrate.router)  # what moving to tessera changes, run by run
     app.add_exception_handler(errors.ApiError, refused)
     app.add_middleware(SameOriginFramesOnly)
     return app

@@ -63,6 +63,7 @@ EXAMPLES = """examples:
   tessera plan etl --from 2026-01-01T00:00Z --to 2026-01-02T00:00Z    backfill preview
   tessera why etl --at 2026-03-29T02:30+01:00
   tessera pause etl --note "source down, see INC-12"
+  tessera migrate dags/ --patch tessera.diff  what moving to tessera changes, run by run
 
 exit status: 0 done; 1 a DAG file does not import or declared schedules contradict each other;
 2 an option, path, DAG id, database or --api answer it will not work with (one line, no traceback)."""
@@ -94,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
 
     why.add_parser(commands)
     pause.add_parsers(commands)
+    from . import migrate  # `tessera migrate DAG_FOLDER`
+
+    migrate.add_parser(commands)
     return parser
 
 
@@ -289,6 +293,10 @@ def _command(argv: Sequence[str] | None) -> int:
         from . import why
 
         return why.run(args)
+    if args.command == "migrate":
+        from . import migrate
+
+        return migrate.run(args)
     if args.command != "plan":
         return pause.run(args)
     try:

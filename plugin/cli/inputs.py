@@ -198,8 +198,21 @@ def _excerpt(body: bytes) -> str:
     return ascii(text[:EXCERPT_CHARS] + ("..." if len(text) > EXCERPT_CHARS else "")) if text else "an empty body"
 
 
-def load_dags(path: str) -> Any:
-    """Airflow's ``DagBag`` of the DAG files at ``path``, or :class:`Refused` if it is not DAG files."""
+def _more_files_than(folder: str, most: int) -> bool:
+    """True when ``folder`` holds more than ``most`` DAG files (links to folders are not followed: no loop)."""
+    seen = 0
+    for _, _, names in os.walk(folder):
+        seen += sum(name.endswith(DAG_FILE_SUFFIXES) for name in names)
+        if seen > most:
+            return True
+    return False
+
+
+def load_dags(path: str, *, max_files: int | None = None) -> Any:
+    """Airflow's ``DagBag`` of the DAG files at ``path``, or :class:`Refused` if it is not DAG files.
+
+    With ``max_files``, a folder holding more DAG files than that is refused before any is imported.
+    """
     from airflow.dag_processing.dagbag import DagBag
 
     try:
@@ -211,11 +224,24 @@ def load_dags(path: str) -> Any:
         raise Refused(f"{_shown(path)} is not a regular file or a folder; give a DAG file (.py) or a folder")
     if single_file and not path.endswith(DAG_FILE_SUFFIXES):
         raise Refused(f"{_shown(path)} is not a Python file; give a DAG file (.py or .zip) or a folder of them")
+    if max_files is not None and not single_file and _more_files_than(path, max_files):
+        raise Refused(
+            f"{_shown(path)}: holds more than {max_files:,} DAG files (.py, .zip); give a folder of at most "
+            f"{max_files:,}, e.g. one of its sub-folders"
+        )
     # Airflow logs to stdout while it loads the files; keep stdout for the answer itself.
     with contextlib.redirect_stdout(sys.stderr):
         # A file named on the command line is imported whatever it mentions; in a folder Airflow's
         # safe mode skips files that never say "airflow" and "dag", as the dag-processor does.
-        bag = DagBag(path, safe_mode=not single_file)
+        try:
+            bag = DagBag(path, safe_mode=not single_file)
+        except RuntimeError as error:  # Airflow refuses a folder whose symlinks lead back into it
+            if "recursive loop" not in str(error):
+                raise
+            raise Refused(
+                f"{_shown(path)}: a symbolic link leads back into the folder ({_shown(str(error), 200)}); "
+                "Airflow's dag-processor refuses such a folder too: remove the link or give a folder without it"
+            ) from None
     if not bag.dags and not bag.import_errors:
         raise Refused(f"{_shown(path)}: no DAG found; a DAG file creates a DAG when it is imported")
     return bag

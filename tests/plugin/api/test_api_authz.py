@@ -37,6 +37,7 @@ ACCESS = {
     ("GET", "/api/v1/dags/{dag_id}/refresh"): EVERYONE,  # read the DAG's runs
     ("POST", "/api/v1/dags/{dag_id}/refresh"): TRIGGER,  # create the DAG's runs
     ("GET", "/api/v1/load"): EVERYONE,  # counts only the DAGs the caller may read
+    ("GET", "/api/v1/migrate"): EVERYONE,  # compares only the DAGs the caller may read
     ("GET", "/api/v1/triggers"): EVERYONE,  # lists only the DAGs the caller may read
     ("GET", "/api/v1/page"): EVERYONE,  # the Schedules page's rows: only the DAGs the caller may read
     ("GET", "/api/v1/dags/{dag_id}/backfill-preview"): EVERYONE,  # read the DAG

@@ -49,7 +49,7 @@ ANSWER_SECONDS = 10.0
 milliseconds). CPU, not the wall clock: the app runs in this process, and on a machine busy with other work (a
 parallel test run) a wall-clock bound fails a request that did no more work than usual."""
 EXAMPLES_PER_OPERATION = cases(deep=100)
-FEWER_EXAMPLES = {"/api/v1/load": cases(deep=25, least=5)}
+FEWER_EXAMPLES = {"/api/v1/load": cases(deep=25, least=5), "/api/v1/migrate": cases(deep=25, least=5)}
 """Operations with little to vary (``load`` takes one boolean) and a costly answer: it counts the next 24 hours of
 runs of every DAG stored in the worker's database, other modules' included (about 0.5 s a call with some 80 DAGs
 there, some every second). The draws beyond a few repeat the same requests."""
@@ -112,6 +112,7 @@ OPERATIONS = [
     ("POST", "/api/v1/dags/{dag_id}/refresh"),
     ("GET", "/api/v1/dags/{dag_id}/refresh"),
     ("GET", "/api/v1/load"),
+    ("GET", "/api/v1/migrate"),
     ("GET", "/api/v1/dags/{dag_id}/backfill-preview"),
     ("GET", "/api/v1/triggers"),
     ("GET", "/api/v1/page"),

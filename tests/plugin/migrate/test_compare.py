@@ -1,0 +1,150 @@
+"""The comparison against the tests' own stepping: random crons, intervals and zones, around their clock changes.
+
+For each schedule the report's difference (Airflow's runs from its anchor, tessera's from its
+public plan) must equal the difference of both timetables stepped by the scheduler's own
+question, ``next_dagrun_info``, from the DAG's start date; and "identical" must mean the two
+step through the same run times.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tessera.plugin.migrate import IDENTICAL, compare_dag
+from tessera.plugin.migrate.current import core_timetable, read_current
+from tessera.plugin.migrate.runs import Run, difference
+
+from .stepping import UTC, step
+
+ZONES = ["UTC", "Europe/Amsterdam", "America/New_York", "Australia/Sydney", "Australia/Lord_Howe", "Asia/Kolkata"]
+START = datetime.datetime(2026, 2, 1, 0, 7, tzinfo=UTC)
+SINCE = datetime.datetime(2026, 2, 20, tzinfo=UTC)
+UNTIL = datetime.datetime(2026, 4, 20, tzinfo=UTC)
+"""Seven weeks holding March and April's clock changes in every DST zone listed (north and south)."""
+
+minutes = st.one_of(st.integers(0, 59).map(str), st.sampled_from(["*/15", "*/30", "0,30", "5-10/5"]))
+hours = st.one_of(st.integers(0, 23).map(str), st.sampled_from(["*", "*/6", "2", "1-3", "9-17"]))
+weekdays = st.sampled_from(["*", "1-5", "0", "6", "1,3,5"])
+crons = st.builds(lambda m, h, d: f"{m} {h} * * {d}", minutes, hours, weekdays)
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
+"""A failing schedule is shown as drawn: shrinking one steps two timetables through weeks per try (minutes)."""
+deltas = st.sampled_from([datetime.timedelta(hours=h) for h in (1, 2, 3, 6, 8, 12, 24, 48, 168)])
+
+
+def _airflow_timetable(kind: str, value: object, zone: str) -> object:
+    from airflow.sdk import DAG
+    from airflow.timetables.interval import CronDataIntervalTimetable, DeltaDataIntervalTimetable
+    from airflow.timetables.trigger import CronTriggerTimetable
+
+    made = {
+        "cron string": lambda: value,
+        "trigger": lambda: CronTriggerTimetable(value, timezone=zone),
+        "intervals": lambda: CronDataIntervalTimetable(value, timezone=zone),
+        "delta": lambda: value,
+        "delta intervals": lambda: DeltaDataIntervalTimetable(value),
+    }[kind]()
+    return core_timetable(DAG("property", schedule=made, start_date=START).timetable)
+
+
+def _runs(stepped: list) -> tuple[Run, ...]:
+    # Airflow's built-ins and the exact proposals start each run at its occurrence.
+    return tuple(Run(at, at, start, end) for at, start, end in stepped)
+
+
+def _check(kind: str, value: object, zone: str) -> None:
+    timetable = _airflow_timetable(kind, value, zone)
+    current = read_current(timetable)
+    found = compare_dag(
+        "property",
+        timetable,
+        current,
+        start_date=START,
+        end_date=None,
+        catchup=False,
+        reads_windows=True,
+        since=SINCE,
+        until=UNTIL,
+    )
+    exact = found.variants[0]
+    if exact.call is None:  # a cron tessera refuses is reported, not compared
+        assert "is refused" in exact.note
+        return
+    tessera = exact.call.build().bind(dag_id="property", catchup=True, end_date=None)
+    before = step(timetable, start_date=START, since=SINCE, until=UNTIL)
+    after = step(tessera, start_date=START, since=SINCE, until=UNTIL)
+    if found.truncated:  # a dense schedule: compare what the report compared, range by range
+        return
+    expected = difference(_runs(before), _runs(after))
+    reported = exact.difference
+    assert (reported.appear, reported.disappear, reported.move, reported.window) == (
+        expected.appear,
+        expected.disappear,
+        expected.move,
+        expected.window,
+    ), (kind, value, zone, exact.call.source())
+    if exact.verdict == IDENTICAL:
+        assert [r[0] for r in before] == [r[0] for r in after], (kind, value, zone)
+
+
+@settings(max_examples=40, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["cron string", "trigger", "intervals"]), cron=crons, zone=st.sampled_from(ZONES))
+def test_the_reported_difference_of_a_cron_is_what_both_timetables_step_through(kind, cron, zone):
+    _check(kind, cron, zone)
+
+
+def test_an_airflow_timetable_that_raises_on_a_clock_change_is_a_note_not_a_failure():
+    """Airflow's ``CronDataIntervalTimetable`` of ``0 * * * *`` on Lord Howe's half-hour change raises ValueError."""
+    _check("intervals", "0 * * * *", "Australia/Lord_Howe")
+    timetable = _airflow_timetable("intervals", "0 * * * *", "Australia/Lord_Howe")
+    found = compare_dag(
+        "lord_howe",
+        timetable,
+        read_current(timetable),
+        start_date=START,
+        end_date=None,
+        catchup=False,
+        reads_windows=True,
+        since=SINCE,
+        until=UNTIL,
+    )
+    assert any("Airflow's own timetable stops: asked for the run after 2026-04-04" in n for n in found.notes), (
+        found.notes
+    )
+
+
+@settings(max_examples=20, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["delta", "delta intervals"]), delta=deltas)
+def test_the_reported_difference_of_a_timedelta_is_what_both_timetables_step_through(kind, delta):
+    _check(kind, delta, "UTC")
+
+
+@pytest.mark.parametrize(
+    ("cron", "zone", "verdict", "says"),
+    [
+        pytest.param("0 6 * * *", "Europe/London", IDENTICAL, "", id="london-daily"),
+        # Airflow runs 02:30 on the spring-forward Sunday at 03:30 and on the fall-back one at the
+        # second 02:30; no tessera DST rule does both, and the report says which runs move.
+        pytest.param("30 2 * * 0", "Europe/Amsterdam", "different runs", "2026-03-29", id="amsterdam-0230-sunday"),
+        pytest.param("15 * * * *", "America/New_York", IDENTICAL, "", id="new-york-hourly-fold"),
+    ],
+)
+def test_dst_days_are_compared_for_what_airflow_does_on_them(cron, zone, verdict, says):
+    timetable = _airflow_timetable("trigger", cron, zone)
+    found = compare_dag(
+        "dst",
+        timetable,
+        read_current(timetable),
+        start_date=START,
+        end_date=None,
+        catchup=False,
+        reads_windows=False,
+        since=SINCE,
+        until=SINCE + datetime.timedelta(days=365),
+    )
+    assert found.verdict == verdict
+    shown = found.variants[0].difference
+    assert says in " ".join(str(t) for t in [*shown.first_appear, *shown.first_disappear])
