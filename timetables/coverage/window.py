@@ -49,6 +49,8 @@ def covering_run(plan: Plan, run: PlannedRun, *, last: int | None, earliest: int
     already reaches that far (the next occurrence, or a lookback at least that long); under
     ``"owe"`` ``run`` keeps its own. Tiling windows therefore still tile; lookback windows
     (``window=``) overlap by design, and their union covers time as it would had every fire run.
+    A lookback shorter than the spacing samples time rather than covering it: its run keeps its
+    own window, and the dropped samples are owed (:func:`~.owed.owed_runs` lists them).
     Cost: one cadence step when nothing was dropped, three when something was.
     """
     if dropped != COVER or last is None:
@@ -60,5 +62,8 @@ def covering_run(plan: Plan, run: PlannedRun, *, last: int | None, earliest: int
     first_allowed = None if earliest is None else anchored.period_bounds(earliest, None)[0]
     if first_allowed is not None and first < first_allowed:
         first = first_allowed
-    start = anchored.run(first).window_start
+    dropped_run = anchored.run(first)
+    if plan.lookback is not None and plan.lookback < dropped_run.interval:
+        return run  # windows that sample time (a lookback shorter than the spacing) do not cover it: owed
+    start = dropped_run.window_start
     return dataclasses.replace(run, window_start=start) if start < run.window_start else run
