@@ -206,6 +206,7 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
             catch_up=self._catch_up,
             key_format=self.key_format,
             run_policy=self._run_policy,
+            dropped=None if self._dropped == check_dropped(None, partitioned=self.partitioned) else self._dropped,
         )
 
     @property

@@ -153,3 +153,4 @@ def test_defaults_and_round_trip_through_airflow():
         pass
     restored = DagSerialization.from_dict(DagSerialization.to_dict(dag)).timetable
     assert restored == timetable and restored.dropped == "owe"
+    assert "· dropped owe" in timetable.summary and "dropped" not in Every("5m").summary
