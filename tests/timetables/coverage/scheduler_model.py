@@ -51,6 +51,8 @@ class World:
     pauses: list[tuple[int, int]] = field(default_factory=list)
     parse_every: int | None = None
     """How often the dag-processor re-stores the next run from the last one (None: never)."""
+    lag: int = 0
+    """How long after a change the scheduler's loop notices it (a busy scheduler, a slow database)."""
     runs: list[Run] = field(default_factory=list)
     now: int = 0
 
@@ -143,7 +145,7 @@ class World:
         candidates += [run.ended for run in self.runs]
         if next_parse is not None:
             candidates.append(next_parse)
-        later = [c for c in candidates if c > now]
+        later = [c + self.lag for c in candidates if c + self.lag > now]
         soonest = min(later, default=self.horizon)
         if self.runs and self.runs[-1].created == now:
             soonest = min(soonest, now + HEARTBEAT)  # one run per loop: look again at the next heartbeat

@@ -1,5 +1,7 @@
 """For any cadence, phase, policy, run lengths, outages and pauses: the windows that ran plus the owed ones tile time.
 
+(Lookback windows at least as long as the spacing overlap by design: there, their union covers time.)
+
 The scheduler is modelled by brute force (:mod:`.scheduler_model`: only time passes there);
 every run and every stored next run comes from the real timetable code. Under
 ``dropped="cover"`` nothing is owed and the runs' windows alone tile; under ``"owe"`` the
@@ -42,7 +44,10 @@ def worlds(draw):
     declared = draw(st.booleans())
     catch_up = draw(st.sampled_from([Latest(), Backfill(limit=1), Backfill(limit=3)]))
     deadline = None if declared else draw(st.one_of(st.none(), st.integers(1, 3 * minutes * 60)))
+    lookback = draw(st.sampled_from([None, None, minutes, 3 * minutes]))  # window= at least the spacing
     options = {"phase": Fixed(f"{phase}s"), "catch_up": catch_up, "dropped": dropped}
+    if lookback is not None:
+        options["window"] = f"{lookback}m"
     if deadline is None:
         timetable = Every(f"{minutes}m", overlap=None if declared else overlap, **options)
     else:
@@ -61,6 +66,7 @@ def worlds(draw):
         "outages": draw(st.lists(spans, max_size=3)),
         "pauses": draw(st.lists(spans, max_size=2)) if declared else [],
         "parse_every": draw(st.one_of(st.none(), st.sampled_from([30 * SECOND, interval // 2 + 1]))),
+        "lag": draw(st.sampled_from([0, SECOND, 5 * SECOND])),
     }
 
 
@@ -76,6 +82,7 @@ def test_the_windows_that_ran_and_the_owed_ones_tile_time(world):
         outages=world["outages"],
         pauses=world["pauses"],
         parse_every=world["parse_every"],
+        lag=world["lag"],
     ).run()
     assert runs, "a schedule that runs for 30 intervals creates runs"
     plan = world["timetable"].plan
@@ -85,7 +92,13 @@ def test_the_windows_that_ran_and_the_owed_ones_tile_time(world):
     if world["timetable"].dropped == "cover":
         assert owed == [], "under cover the next run evaluates every dropped window"
     windows = sorted([*scheduled, *((o.window_start, o.window_end) for o in owed)])
-    for (start, end), (next_start, _) in itertools.pairwise(windows):
-        assert start < end
-        assert end == next_start, f"{'gap' if end < next_start else 'overlap'} between {end} and {next_start}"
+    if plan.lookback is None:  # tiling windows: no gap and no overlap
+        for (start, end), (next_start, _) in itertools.pairwise(windows):
+            assert start < end
+            assert end == next_start, f"{'gap' if end < next_start else 'overlap'} between {end} and {next_start}"
+    else:  # lookback windows overlap by design: their union covers time
+        reached = windows[0][1]
+        for start, end in windows[1:]:
+            assert start <= reached, f"gap between {reached} and {start}"
+            reached = max(reached, end)
     assert [run.window[1] for run in runs] == sorted(run.window[1] for run in runs), "runs are created in order"
