@@ -13,7 +13,7 @@ from airflow.sdk import DAG
 from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 
-from tessera.timetables import Cron, Every, Fixed, Latest
+from tessera.timetables import Cron, Every, Fixed, Latest, Union
 from tessera.timetables.coverage import MAX_OWED
 
 TIMETABLES = Path(__file__).resolve().parents[3] / "timetables"
@@ -154,3 +154,9 @@ def test_defaults_and_round_trip_through_airflow():
     restored = DagSerialization.from_dict(DagSerialization.to_dict(dag)).timetable
     assert restored == timetable and restored.dropped == "owe"
     assert "· dropped owe" in timetable.summary and "dropped" not in Every("5m").summary
+
+
+def test_a_union_decides_for_its_members():
+    assert Union(Every("5m"), Every("6m"), dropped="owe").dropped == "owe"
+    with pytest.raises(ValueError, match=r"^members\[0\]: .* sets dropped; a member says only when it fires"):
+        Union(Every("5m", dropped="owe"), Every("6m"))
