@@ -20,7 +20,8 @@ from ._airflow import utcnow
 from ._time.cadence import Cadence
 from ._time.durations import parse_duration
 from ._time.phase import default_spread_bound
-from ._time.plan import Plan
+from ._time.plan import Plan, PlannedRun
+from .coverage import COVER, check_dropped, covering_run
 from .instants import from_us, to_us
 from .options import Duration
 from .owed_runs import owed_run
@@ -80,6 +81,8 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
     """Whether occurrences follow a wall clock (calendar, cron) rather than absolute time (a subclass says)."""
     _dst: str | None = None
     """Cron's DST policy (None: the calendar cadences' one rule)."""
+    _dropped: str = COVER
+    """What happens to the window of a fire that does not run (:mod:`.coverage`): covered by the next, or owed."""
 
     # -- what a subclass provides -------------------------------------------------------------
 
@@ -105,6 +108,11 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
         """How long a due run may wait before it is skipped as ``MissedDeadline`` (None: forever)."""
         deadline = self._starting_deadline_us
         return None if deadline is None else datetime.timedelta(microseconds=deadline)
+
+    @property
+    def dropped(self) -> str:
+        """What happens to the window of a fire that does not run: ``"cover"`` or ``"owe"`` (:mod:`.coverage`)."""
+        return self._dropped
 
     @property
     def run_policy(self) -> RunPolicy:
@@ -163,6 +171,7 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
         key_format: str | None = None,
         overlap: str | None = None,
         pause_after_failures: int | None = None,
+        dropped: str | None = None,
     ) -> None:
         """Validate and store the keywords every timetable takes (:class:`~.options.Options`); build its plan."""
         delay_us = 0 if delay is None else parse_duration("delay", delay, allow_zero=True)
@@ -173,6 +182,7 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
         self._plan = Plan(cadence, delay_us, lookback, self._resolve_phase(cadence, key))
         self._configure_partitions(cadence, partitioned, key_format)
         self._run_policy = plain_policy(overlap, pause_after_failures)
+        self._dropped = check_dropped(dropped, partitioned=self.partitioned)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -196,6 +206,7 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
             catch_up=self._catch_up,
             key_format=self.key_format,
             run_policy=self._run_policy,
+            dropped=None if self._dropped == check_dropped(None, partitioned=self.partitioned) else self._dropped,
         )
 
     @property
@@ -218,6 +229,8 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
         }
         if self._run_policy is not None:  # an added key: older serialized DAGs load without it
             data["run_policy"] = self._run_policy.to_dict()
+        if self._dropped != check_dropped(None, partitioned=self.partitioned):  # added only when not the default
+            data["dropped"] = self._dropped
         data.update(self._partition_spec())
         return data
 
@@ -232,6 +245,7 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
             "phase": None if phase is None else phase_from_dict(phase),
             "catch_up": catch_up_from_dict(data.get("catch_up", {"kind": "latest"})),
             "key": data.get("key"),
+            "dropped": data.get("dropped"),
             **PartitionPlan.partition_kwargs(data),
         }
 
@@ -253,9 +267,10 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
         self, *, last_dagrun_info: DagRunInfo | None, restriction: TimeRestriction
     ) -> DagRunInfo | None:
         last_end = None if last_dagrun_info is None else self._last_window_end(last_dagrun_info)
+        earliest = None if restriction.earliest is None else to_us(restriction.earliest)
         run = self._plan.next_run(
             last_window_end=last_end,
-            earliest=None if restriction.earliest is None else to_us(restriction.earliest),
+            earliest=earliest,
             latest=None if restriction.latest is None else to_us(restriction.latest),
             now=to_us(utcnow()),
             backlog=None if restriction.catchup else self._catch_up.backlog,
@@ -263,7 +278,15 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
             # itself; catchup=True and backfills ask for every occurrence in range.
             deadline=None if restriction.catchup else self._starting_deadline_us,
         )
-        return None if run is None else self._info(run)
+        if run is None:
+            return None
+        # The occurrences the catch-up or the deadline passed over are this run's to cover.
+        last = None if last_end is None else self._plan.occurrence_of_window_end(last_end)
+        return self._info(self._covering(run, last, earliest))
+
+    def _covering(self, run: PlannedRun, last: int | None, earliest: int | None) -> PlannedRun:
+        """``run`` with the window :func:`~.coverage.covering_run` gives it after the scheduled run of ``last``."""
+        return covering_run(self._plan, run, last=last, earliest=earliest, dropped=self._dropped)
 
     def next_dagrun_info(
         self, *, last_automated_data_interval: DataInterval | None, restriction: TimeRestriction

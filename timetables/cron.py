@@ -66,6 +66,10 @@ class Cron(Unites, TesseraTimetable):
         ``"allow_all"`` (default: it waits and runs, none dropped), ``"buffer_one"``, ``"buffer_all"``,
         ``"skip"`` or ``"cancel_other"`` (see :mod:`tessera.timetables.run_policy`).
     :param pause_after_failures: pause the DAG after this many failed runs in a row (1 to 1000).
+    :param dropped: what happens to the window of a fire that does not run (dropped by ``overlap``,
+        the catch-up or a deadline): ``"cover"`` (default: the next run that starts evaluates it too)
+        or ``"owe"`` (each run keeps its own window; the dropped ones are owed, to backfill; the
+        default when ``partitioned``); see :mod:`tessera.timetables.coverage`.
 
     **Daylight saving time.** An occurrence is every instant at which the local wall clock
     reads a matching time, exactly as for a Kubernetes CronJob. On a fall-back day a time in

@@ -28,6 +28,7 @@ class Options(TypedDict, total=False):
     key_format: str | None
     overlap: str | None
     pause_after_failures: int | None
+    dropped: str | None
 
 
 OPTION_NAMES = tuple(Options.__annotations__)

@@ -19,6 +19,9 @@ it (``next_run_info_from_dag_model``), and this module answers:
   since Airflow stepped to it from a run created late; the policy decides only when a tick may
   have been held (:func:`_held`) or it is ``skip``. Without a reader, the plain catch-up decides.
 
+Either way the run's window is the coverage rule's (:func:`~tessera.timetables.coverage.covering_run`):
+under ``dropped="cover"`` it reaches back over every occurrence since the newest scheduled run.
+
 The stored run only has to wake the scheduler early enough: it is due whenever anything is
 owed, since the plain stepping stores the newest due occurrence.
 """
@@ -53,7 +56,8 @@ def owed_run(timetable: TesseraTimetable, dag_model: DagModel, stored: DagRunInf
     occurrence = timetable._plan.occurrence_of_window_end(to_us(stored.data_interval.end))
     plan = timetable._plan.anchored_at(occurrence)  # a plan from the last run steps from the stored one
     policy = timetable.run_policy
-    activity = read_activity(dag_model)
+    history = read_activity(dag_model)
+    activity = history
     if activity is not None and not policy.declared and not _held(plan, policy, activity, occurrence, now):
         activity = None  # nothing was held: the plain catch-up decides, as for a DAG without a policy
     if activity is None:
@@ -61,11 +65,18 @@ def owed_run(timetable: TesseraTimetable, dag_model: DagModel, stored: DagRunInf
     else:
         owed = _owed(timetable, policy, activity, now, cadence=plan.cadence).next()
     first_allowed, last_allowed = plan.period_bounds(None, timetable._dag_end_us)
-    if owed == occurrence or (last_allowed is not None and owed > last_allowed):
+    if last_allowed is not None and owed > last_allowed:
         return stored
     if first_allowed is not None and owed < first_allowed:
         owed = first_allowed
-    return timetable._info(plan.run(owed))
+    if history is not None:
+        end = history.last_window_end
+        last = None if end is None else timetable._plan.occurrence_of_window_end(to_us(end))
+    elif owed == occurrence:
+        return stored  # stepped from the last run, its window already reaching back over what it passed
+    else:
+        last = plan.cadence.preceding(occurrence)  # without the history, the stored run was the one after it
+    return timetable._info(timetable._covering(plan.run(owed), last, None))
 
 
 def _held(plan: Plan, policy: RunPolicy, activity: RunActivity, occurrence: int, now: int) -> bool:

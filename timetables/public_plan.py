@@ -11,7 +11,9 @@ scheduler: ``upcoming`` bounds each run's period by the DAG's dates exactly as
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,13 +21,14 @@ from ._time.from_last_run import origin_for
 from ._time.lane import MAX_STEPS, LaneShape, Segment, lane
 from ._time.plan import Plan, PlannedRun
 from .clock_changes import ClockChange, dst_rule_of, offset_changes
+from .coverage import MAX_OWED, owed_runs
 from .exclusion_plan import ExcludedOccurrence, excluded_occurrences
 from .instants import from_us, to_us
 from .partition_plan import partition_of
 from .partitions import PartitionKeys
 from .run_facts.record import RunRecord
 
-__all__ = ["MAX_LANE_RANGE", "MAX_STEPS", "LaneShape", "PublicPlan", "Segment"]
+__all__ = ["MAX_LANE_RANGE", "MAX_OWED", "MAX_STEPS", "LaneShape", "PublicPlan", "Segment"]
 
 MAX_LANE_RANGE = datetime.timedelta(days=400)
 MAX_MISSED = 10_000
@@ -178,6 +181,34 @@ class PublicPlan:
         newest = anchored.cadence.at_or_before(high - 1 - plan.phase) + plan.phase
         return [*ticks[:limit], from_us(newest)], True
 
+    def owed_windows(
+        self,
+        scheduled: Sequence[tuple[datetime.datetime, datetime.datetime]],
+        *,
+        ran: Sequence[tuple[datetime.datetime, datetime.datetime]] = (),
+        limit: int = 100,
+    ) -> tuple[list[RunSchedule], bool]:
+        """The runs of the fires whose windows no run evaluated, oldest first; and whether cut short.
+
+        ``scheduled`` are the data intervals (start, end) of the DAG's scheduled runs, ``ran``
+        those of its backfill and manual runs. Between two consecutive scheduled runs, an
+        occurrence is owed when the later run's window does not reach back over its window
+        (``dropped="owe"``; under ``"cover"`` it does, and nothing is owed) and no other run
+        evaluated exactly that window. ``airflow backfill create --from-date F --to-date T``
+        with ``F`` and ``T`` the ``occurrence`` of :meth:`previous` of the first and last owed
+        run (the start of their periods) creates exactly the owed ones: the others in the range
+        have runs. At most ``limit`` (1 to :data:`MAX_OWED`) are listed.
+
+        :raises ValueError: naming ``limit`` when it is not 1 to :data:`MAX_OWED`.
+        """
+        owed = owed_runs(
+            self._plan,
+            [(to_us(start), to_us(end)) for start, end in scheduled],
+            [(to_us(start), to_us(end)) for start, end in ran],
+            limit=limit,
+        )
+        return [self._schedule(run) for run in owed.runs], owed.truncated
+
     @property
     def dst_rule(self) -> str | None:
         """What the schedule does with a wall-clock time a DST change skips or repeats; ``None`` on absolute time."""
@@ -250,9 +281,13 @@ class PublicPlan:
         """The run the scheduler creates next, stored on the DAG row, as the plan reads it (None: none stored).
 
         The one reader of that stored run for every part of tessera (status, the REST API, the page).
+        Its window starts where the stored one does: after dropped fires it covers their windows.
         """
         end = getattr(dag_model, "next_dagrun_data_interval_end", None)
-        return None if end is None else self.run_of(end)
+        if end is None:
+            return None
+        run, start = self.run_of(end), getattr(dag_model, "next_dagrun_data_interval_start", None)
+        return run if start is None else dataclasses.replace(run, window_start=start)
 
     def of_run(self, dag_run: Any) -> RunSchedule | None:
         """The schedule facts of a stored run (``run_id``, ``data_interval_start``/``_end``), as it was created.

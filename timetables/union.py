@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ._time.durations import shown
 from ._time.union import MAX_MEMBERS, UnionCadence
 from .base import TesseraTimetable
+from .coverage import check_dropped
 from .decoded import decoded_once
 from .exclusion_plan import with_exclusions
 from .exclusions import Exclusions, parse_exclusions
@@ -66,6 +67,8 @@ def _options_of(member: TesseraTimetable) -> list[str]:
             given.append("overlap")
         if member._run_policy.pause_after_failures is not None:
             given.append("pause_after_failures")
+    if member._dropped != check_dropped(None, partitioned=member.partitioned):
+        given.append("dropped")
     if isinstance(member, Union) and member._exclude is not None:
         given.append("exclude")
     return given
@@ -136,8 +139,8 @@ class Union(Unites, TesseraTimetable):
         :mod:`tessera.timetables.exclusions`.
 
     The other keywords are those of every tessera timetable (``delay``, ``window``, ``phase``,
-    ``catch_up``, ``key``, ``partitioned``, ``key_format``, ``overlap``, ``pause_after_failures``) and
-    apply to the merged sequence.
+    ``catch_up``, ``key``, ``partitioned``, ``key_format``, ``overlap``, ``pause_after_failures``,
+    ``dropped``) and apply to the merged sequence.
     """
 
     def __init__(

@@ -24,8 +24,12 @@ def summary_line(
     catch_up: CatchUp,
     key_format: str | None,
     run_policy: RunPolicy | None,
+    dropped: str | None = None,
 ) -> str:
-    """``cadence``, then each option that is not its default: ``every 5m · delay 30s · phase 2m10s``."""
+    """``cadence``, then each option that is not its default: ``every 5m · delay 30s · phase 2m10s``.
+
+    ``dropped`` is given only when it is not the timetable's default (``dropped owe``).
+    """
     parts = [cadence]
     if plan.lookback is not None:
         parts.append(f"window {format_duration(plan.lookback)}")
@@ -38,6 +42,8 @@ def summary_line(
     if key_format is not None:
         parts.append(f"partitioned {key_format}")
     parts += [] if run_policy is None else run_policy.summary_parts()
+    if dropped is not None:
+        parts.append(f"dropped {dropped}")
     return " · ".join(parts)
 
 

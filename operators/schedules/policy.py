@@ -16,6 +16,8 @@ timeout s                DAG ``dagrun_timeout=timedelta(seconds=s)``: Airflow fa
                          re-queued run starts anew, and a timed-out attempt is retried
 max_concurrent n         DAG ``max_active_runs=n``; 0 -> 2**31-1 (Airflow has no "unlimited": 0
                          would start nothing)
+dropped d                the timetable's ``dropped=``: a dropped fire's window is evaluated by the
+                         next run (cover, the default) or left owed, to backfill (owe)
 overlap p                the timetable's run policy: a fire due while n runs are in flight is
                          queued (buffer_one: created the moment a slot frees, before newer
                          ones; buffer_all: all of them, in order) or dropped (skip), and the
@@ -66,11 +68,13 @@ def timetable_of(schedule: Schedule) -> Any:
     from tessera.timetables import Cron, Union
     from tessera.timetables.run_policy import RunPolicy
 
+    zone = schedule.timezone or "UTC"
     if schedule.interval_seconds is not None:
-        clock = Cron(f"@every {schedule.interval_seconds}s")
+        clock = Cron(f"@every {schedule.interval_seconds}s", dropped=schedule.dropped)
+    elif len(schedule.crons) == 1:
+        clock = Cron(schedule.crons[0], timezone=zone, dropped=schedule.dropped)
     else:
-        members = [Cron(text, timezone=schedule.timezone or "UTC") for text in schedule.crons]
-        clock = members[0] if len(members) == 1 else Union(*members)
+        clock = Union(*(Cron(text, timezone=zone) for text in schedule.crons), dropped=schedule.dropped)
     policy = RunPolicy(schedule.overlap, schedule.catchup, schedule.pause_after_failures)
     return clock.with_run_policy(policy)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
+from tessera.timetables.coverage import COVER, DROPPED
 from tessera.timetables.rules import excerpt, not_unicode
 from tessera.timetables.run_policy import OVERLAPS
 
@@ -69,6 +70,10 @@ class Schedule:
         flight is failed, with a note naming the run that replaced it, and the new one starts;
         needs ``max_concurrent=1``) or ``"allow_all"`` (every fire starts at once; needs
         ``max_concurrent=0``). Clock drivers only.
+    :param dropped: what happens to the window of a fire that does not run (dropped by ``overlap``,
+        or due while paused with ``catchup`` off): ``"cover"`` (the default: the next run that starts
+        evaluates it too) or ``"owe"`` (each run keeps its own window; the dropped ones are owed, to
+        backfill); see :mod:`tessera.timetables.coverage`.
     :param pause_after_failures: pause each pipeline after this many of its runs failed in a row
         (after their RETRIES), 1 to 1000; ``None`` (the default) never pauses.
     :param target_nodes: ``"ALL"`` (any worker) or node ids (an executor queue only they serve).
@@ -95,6 +100,7 @@ class Schedule:
     priority: int | None = None
     catchup: bool = False
     overlap: str = "buffer_one"
+    dropped: str = COVER
     pause_after_failures: int | None = None
     target_nodes: str | tuple[str, ...] | None = None
     notify: tuple[str, ...] = ()
@@ -141,6 +147,7 @@ class Schedule:
             raise ScheduleError("description", problem)
         put("catchup", check.flag("catchup", self.catchup))
         self._check_overlap()
+        self._check_dropped()
         put("target_nodes", check.target_nodes(self.target_nodes))
         put("notify", check.emails(self.notify))
         put("webhook", check.urls(self.webhook))
@@ -163,6 +170,21 @@ class Schedule:
             f"given; a schedule has exactly one driver (cron, interval_seconds or after), so keep one "
             f"and move the other to its own schedule",
         )
+
+    def _check_dropped(self) -> None:
+        if not isinstance(self.dropped, str) or self.dropped not in DROPPED:
+            raise ScheduleError(
+                "dropped",
+                f"dropped: {excerpt(self.dropped)} is not a policy; use cover (the next run evaluates the windows "
+                f"of the fires that did not run) or owe (each run keeps its own window; the others are owed, to "
+                f"backfill)",
+            )
+        if self.dropped != COVER and self.after is not None:
+            raise ScheduleError(
+                "dropped",
+                f"dropped: {self.dropped!r} applies to a clock driver (cron or interval_seconds); an AFTER "
+                f"schedule's fire has no window of its own; remove it",
+            )
 
     def _check_overlap(self) -> None:
         if not isinstance(self.overlap, str) or self.overlap not in OVERLAPS:

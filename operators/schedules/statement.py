@@ -50,6 +50,7 @@ _CLAUSES: dict[str, tuple[str, str]] = {
     "PRIORITY": ("priority", "number"),
     "CATCHUP": ("catchup", "bool"),
     "OVERLAP": ("overlap", "word"),  # skip | buffer_one | buffer_all | cancel_other | allow_all
+    "DROPPED": ("dropped", "word"),  # cover | owe
     "PAUSE_AFTER_FAILURES": ("pause_after_failures", "number"),
     "TARGET_NODES": ("target_nodes", "nodes"),
     "NOTIFY": ("notify", "strings"),

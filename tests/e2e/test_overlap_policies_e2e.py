@@ -114,7 +114,10 @@ def _observed(home: AirflowHome, dag_id: str) -> list[Run]:
     assert runs[: len(finished)] == finished, "runs end oldest first"
     for run in finished:
         assert run.state == "success", run
-        assert run.window == (run.due - PERIOD, run.due), "each run's window is its own tick's"
+        assert run.window[1] == run.due, "each run's window ends at its own tick"
+    for before, run in zip(finished, finished[1:], strict=False):
+        # dropped="cover" (the default): a dropped tick's window is evaluated by the next run.
+        assert run.window[0] == before.window[1], "windows tile: the next run covers the dropped ticks"
     return finished
 
 

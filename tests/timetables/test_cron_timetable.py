@@ -196,13 +196,16 @@ def stored_model(start: str, end: str) -> DagModel:
 
 
 def test_stale_stored_run_is_skipped_for_missed_deadline(caplog):
-    """The scheduler stored 10:00 and went down; at 12:20 the 12:00 tick is 20 minutes old: wait for 13:00."""
+    """The scheduler stored 10:00 and went down; at 12:20 the 12:00 tick is 20 minutes old: wait for 13:00.
+
+    Its window reaches back to the stored run's start: the ticks the deadline skipped are covered.
+    """
     timetable = Cron("0 * * * *", starting_deadline="10m").bind(dag_id="d", catchup=False, end_date=None)
     model = stored_model("2026-03-02T09:00:00", "2026-03-02T10:00:00")
     with caplog.at_level(logging.INFO), time_machine.travel(at("2026-03-02T12:20:00"), tick=False):
         info = timetable.next_run_info_from_dag_model(dag_model=model)
     assert window(info) == (
-        "2026-03-02T12:00:00+00:00",
+        "2026-03-02T09:00:00+00:00",
         "2026-03-02T13:00:00+00:00",
         "2026-03-02T13:00:00+00:00",
     )

@@ -117,7 +117,7 @@ def test_manual_run_gets_the_window_of_the_latest_occurrence():
 
 
 def test_stale_stored_run_moves_forward_after_downtime():
-    """The scheduler stored 10:00 before going down; at 11:57 Latest() owes only 11:55."""
+    """The scheduler stored 10:00 before going down; at 11:57 Latest() owes only 11:55, covering since 09:55."""
     timetable = Every("5m", phase=Fixed("0s")).bind(dag_id="d", catchup=False, end_date=None)
     model = DagModel(dag_id="d")
     model.next_dagrun = at("2026-03-01T09:55:00")
@@ -125,7 +125,7 @@ def test_stale_stored_run_moves_forward_after_downtime():
     model.next_dagrun_create_after = at("2026-03-01T10:00:00")
     with time_machine.travel(at("2026-03-01T11:57:00"), tick=False):
         info = timetable.next_run_info_from_dag_model(dag_model=model)
-    assert info.data_interval == (at("2026-03-01T11:50:00"), at("2026-03-01T11:55:00"))
+    assert info.data_interval == (at("2026-03-01T09:55:00"), at("2026-03-01T11:55:00"))
     with time_machine.travel(at("2026-03-01T10:00:30"), tick=False):
         assert timetable.next_run_info_from_dag_model(dag_model=model).data_interval.end == at("2026-03-01T10:00:00")
 

@@ -69,7 +69,7 @@ def test_weekly_after_downtime_runs_the_newest_due_occurrence_of_its_own_sequenc
     last = DagRunInfo(run_after=at("2026-01-07T09:30"), data_interval=DataInterval(last_end - 7 * DAY, last_end))
     info = step(weekly, now=at("2026-02-26T10:00"), last=last)
     assert info.run_after == at("2026-02-25T09:30")  # 2026-01-07 + 7 weeks
-    assert info.data_interval == DataInterval(at("2026-02-18T08:30"), at("2026-02-25T08:30"))
+    assert info.data_interval == DataInterval(last_end, at("2026-02-25T08:30"))  # covering the weeks passed over
 
 
 def test_summary_and_description_say_from_the_last_run():
@@ -148,7 +148,11 @@ def test_the_scheduler_follows_the_brute_force_model(cadence, delay, phase, catc
         occurrence = info.data_interval.end + delay_td
         assert occurrence == expected
         assert info.run_after == occurrence + phase_td
-        assert info.data_interval.start == occurrence - interval - delay_td  # windows tile, one period long
+        # Windows tile: a first run's is one period long; a later one's starts at the last run's window end,
+        # covering the occurrences the catch-up passed over (every one follows the last run: none is before
+        # the start date).
+        own_start = occurrence - interval - delay_td
+        assert info.data_interval.start == (own_start if last is None else last.data_interval.end)
         if last is not None:
             assert (occurrence - last_occurrence).total_seconds() % interval.total_seconds() == 0
         last = info
@@ -191,4 +195,4 @@ def test_a_run_stored_before_downtime_moves_to_the_newest_due_occurrence_of_its_
     model.next_dagrun_create_after = at("2026-01-07T14:23")
     with time_machine.travel(at("2026-02-26T10:00"), tick=False):
         info = weekly.next_run_info_from_dag_model(dag_model=model)
-    assert info.data_interval == DataInterval(at("2026-02-18T14:23"), at("2026-02-25T14:23"))
+    assert info.data_interval == DataInterval(at("2025-12-31T14:23"), at("2026-02-25T14:23"))  # covering

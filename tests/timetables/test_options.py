@@ -28,6 +28,7 @@ EVERY_OPTION = {
     "key_format": "%Y%m%dT%H%M%S",
     "overlap": "skip",
     "pause_after_failures": 3,
+    "dropped": "owe",
 }
 OWNER = {"Every": "Every", "Every.day": "Calendar", "Cron": "Cron", "Union": "Union"}
 
@@ -47,6 +48,7 @@ def test_each_constructor_takes_every_shared_keyword_and_serializes_it(build):
     assert timetable.key_format == "%Y%m%dT%H%M%S"
     assert timetable.run_policy.overlap == "skip"
     assert timetable.run_policy.pause_after_failures == 3
+    assert timetable.dropped == "owe"
     assert type(timetable).deserialize(data) == timetable
     assert build(delay=datetime.timedelta(seconds=30)).serialize()["delay_us"] == 30_000_000
 

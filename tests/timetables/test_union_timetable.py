@@ -95,8 +95,8 @@ def test_phase_and_catch_up_apply_to_the_union():
         )
     # Down since Thursday: of the union's due occurrences (Fri 09:00, Fri 17:00, Sat 09:00, Sun 09:00) the
     # newest and the 2 missed before it run, oldest first: Friday 17:00 (its window from Friday 09:00), 2
-    # minutes after its occurrence.
-    assert info.data_interval.start.in_timezone(AMSTERDAM) == pendulum.datetime(2026, 3, 6, 9, tz=AMSTERDAM)
+    # minutes after its occurrence; its window reaches back to the last run's end over Friday 09:00.
+    assert info.data_interval.start.in_timezone(AMSTERDAM) == pendulum.datetime(2026, 3, 5, 9, tz=AMSTERDAM)
     assert info.data_interval.end.in_timezone(AMSTERDAM) == pendulum.datetime(2026, 3, 6, 17, tz=AMSTERDAM)
     assert info.run_after == info.data_interval.end + datetime.timedelta(minutes=2)
     assert union.summary.endswith("· phase 2m · catch-up backfill 2")

@@ -427,3 +427,53 @@ def test_the_statement_takes_pause_after_failures_and_cancel_other() -> None:
 
     parsed = parse_schedule("SCHEDULE s INTERVAL_SECONDS 60 OVERLAP cancel_other PAUSE_AFTER_FAILURES 5;")
     assert parsed == Schedule("s", interval_seconds=60, overlap="cancel_other", pause_after_failures=5)
+
+
+# -- dropped: what happens to a dropped fire's window ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("schedule", "kind"),
+    [
+        pytest.param(Schedule("s", interval_seconds=60, overlap="skip"), "Cron", id="interval"),
+        pytest.param(Schedule("s", cron="0 6 * * *", timezone="Europe/London"), "Cron", id="cron"),
+        pytest.param(Schedule("s", cron=("0 6 * * *", "0 18 * * 5")), "Union", id="union"),
+    ],
+)
+def test_dropped_windows_are_covered_by_default_and_owed_on_request(schedule, kind) -> None:
+    import dataclasses
+
+    covering = _pipeline(schedule).timetable
+    assert (type(covering).__name__, covering.dropped) == (kind, "cover")
+    assert "dropped" not in covering.serialize(), "declared DAGs serialize as before"
+    owing = _pipeline(dataclasses.replace(schedule, dropped="owe")).timetable
+    assert owing.dropped == "owe" and owing.run_policy == covering.run_policy
+
+
+def test_the_statement_takes_dropped() -> None:
+    from tessera.operators.schedules.statement import parse_schedule
+
+    parsed = parse_schedule("SCHEDULE s INTERVAL_SECONDS 60 OVERLAP skip DROPPED OWE;")
+    assert parsed == Schedule("s", interval_seconds=60, overlap="skip", dropped="owe")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        pytest.param(
+            {"interval_seconds": 60, "dropped": "lost"},
+            "dropped: 'lost' is not a policy; use cover (the next run evaluates the windows",
+            id="unknown",
+        ),
+        pytest.param(
+            {"after": ["parent"], "dropped": "owe"},
+            "dropped: 'owe' applies to a clock driver (cron or interval_seconds)",
+            id="after-driver",
+        ),
+    ],
+)
+def test_a_bad_dropped_is_refused_naming_the_field(kwargs, message) -> None:
+    with pytest.raises(ScheduleError) as error:
+        Schedule("s", **kwargs)
+    assert error.value.field == "dropped"
+    assert str(error.value).startswith(message)
