@@ -178,7 +178,9 @@ def _check_records(
             first, last = dropped[0].isoformat(), dropped[-1].isoformat()
             event = {"reason": reason, "count": len(dropped), "at_least": False, "first": first, "last": last}
             want_skips.append({**event, "message": why})
-        assert run.note == ("\n".join(lines) or None), run
+        # On a mismatch, every run's instants: what the note and the expectation were derived from.
+        timeline = "\n".join(f"{r.run_id}: due {r.due} created {r.created} start {r.start} end {r.end}" for r in runs)
+        assert run.note == ("\n".join(lines) or None), f"{run.run_id}: {run.note!r}\n{timeline}"
         assert skips.get(run.run_id, []) == want_skips, run
         assert queued.get(run.run_id, []) == want_queued, run
 
