@@ -271,13 +271,17 @@ def test_allow_all_by_default_runs_every_tick_on_time_overlapping(stack: Airflow
 
 
 def _slot_free(run: Run, earlier: list[Run], slots: int) -> datetime.datetime:
-    """When ``run`` can take a slot: once due and its elder created, the first moment fewer than ``slots`` are taken."""
-    ready = max(run.due, earlier[-1].created) if earlier else run.due
+    """When a slot freed for ``run``: the first moment from its due instant with fewer than ``slots`` elders unfinished.
+
+    Every elder is due before it and takes a slot ahead of it (oldest first), created or not yet:
+    two slots that free in the same moment serve the elder and this run, though Airflow creates
+    one run per scheduler loop and so creates this one a loop later.
+    """
 
     def taken(moment: datetime.datetime) -> int:
-        return sum(other.created <= moment and (other.end is None or moment < other.end) for other in earlier)
+        return sum(other.end is None or moment < other.end for other in earlier)
 
-    moments = [ready] + sorted(other.end for other in earlier if other.end is not None and other.end > ready)
+    moments = [run.due] + sorted(other.end for other in earlier if other.end is not None and other.end > run.due)
     return next(moment for moment in moments if taken(moment) < slots)
 
 
