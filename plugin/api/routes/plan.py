@@ -14,14 +14,15 @@ from ..broken_rows import broken_plan, with_broken_plans
 from ..cancellation import each
 from ..contradictions import all_contradictions
 from ..errors import NotFound
-from ..inputs import MAX_COUNT, MAX_FLEET_RUNS, PAGE_ROWS, After, Count, PageLimit, PageOffset, Until
+from ..inputs import MAX_COUNT, MAX_FLEET_DAGS, MAX_FLEET_RUNS, PAGE_ROWS, After, Count, PageLimit, PageOffset, Until
 from ..models import DagPlan, PlanResponse
 from ..overview import PageResponse, encode, page_data
 from ..row_errors import plan_row
 from ..schedules import scheduled_dag
 from .access import read_dag, readable
-from .costs import PlannedFleetDep, planned_fleet
+from .costs import PlannedFleetDep, ReadableFleet, planned_fleet, readable_fleet
 from .guarded import READABLE_DAGS, Budget, guarded_router, one_dag, route
+from .page_query import PageQueryDep
 from .refusals import SIGNED_IN, refusals
 
 router = guarded_router(tags=["plan"], responses=SIGNED_IN)
@@ -92,16 +93,26 @@ def get_plan(
     "GET",
     "/api/v1/page",
     scope=READABLE_DAGS,
-    budget=Budget.by_parameter("rows", PAGE_ROWS, "limit"),
+    budget=Budget.estimated(
+        "DAGs", MAX_FLEET_DAGS, readable_fleet, how="the DAGs the caller may read (each one's status is judged)"
+    ),
     response_model=PageResponse,
 )
-def get_page(session: SessionDep, user: GetUserDep, offset: PageOffset = 0, limit: PageLimit = PAGE_ROWS) -> Response:
-    """A page of the readable tessera DAGs, by DAG id: each one's next run, lane, status and trigger.
+def get_page(
+    session: SessionDep,
+    user: GetUserDep,
+    mine: ReadableFleet,
+    query: PageQueryDep,
+    offset: PageOffset = 0,
+    limit: PageLimit = PAGE_ROWS,
+) -> Response:
+    """A page of the readable tessera DAGs that match `search`, `tag` and `filter`, in `sort` order.
 
-    What the Schedules page reads on each load: ``plan?count=1``, ``status`` and ``triggers`` in
-    one answer, with each DAG's runs over the next 71 days as a lane of periodic segments rather than
-    one entry per run.
-    ``total`` says how many rows all the pages hold.
+    Each row holds the DAG's next run, lane, status and trigger: what the Schedules page reads on
+    each load (``plan?count=1``, ``status`` and ``triggers`` in one answer, with each DAG's runs over
+    the next 71 days as a lane of periodic segments rather than one entry per run). The search,
+    filters and sort apply to every matching DAG, not to one page: ``total`` says how many rows all
+    the pages hold, and ``counts`` how many of them are late, not ready, failed last and paused.
     """
-    page = page_data(session, user, readable(user), now=utcnow(), offset=offset, limit=limit)
+    page = page_data(session, user, mine, now=utcnow(), offset=offset, limit=limit, query=query)
     return Response(encode(page), media_type="application/json")
