@@ -81,6 +81,11 @@ class PageDag(BaseModel):
     error: str | None = Field(description="Why its plan or status could not be computed.")
     broken: BrokenModel | None = Field(default=None, description="Set while the DAG's file does not parse or is gone.")
     pause: PauseNote | None = Field(default=None, description="As in the status: why tessera paused it, with the note.")
+    may: dict[str, bool] = Field(
+        default_factory=dict,
+        description="What the caller may do to the DAG from the page: `pause` (and unpause) and `backfill`; "
+        "each action's own route authorizes it again.",
+    )
 
 
 class PageCounts(BaseModel):

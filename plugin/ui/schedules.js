@@ -138,12 +138,13 @@ function newRow(dagId) {
   const cells = { dag: el("td", { class: "dag" }), next: el("td", { class: "next" }), outcome: el("td", { class: "outcome" }),
     health: el("td", { class: "health" }), action: el("td", { class: "action" }) };
   const result = el("div", { class: "result", "aria-live": "polite" });
-  cells.action.append(refreshButton(dagId, result), whyButton(dagId), result); // whyButton: why.js
+  const acts = el("span", { class: "acts" }); // backfill, pause: only those the user may use (actions.js)
+  cells.action.append(refreshButton(dagId, result), whyButton(dagId), acts, result); // whyButton: why.js
   const main = el("tr", { class: "dag", "data-dag-id": dagId }, Object.values(cells));
   const lane = newLane();
   const note = el("span", { class: "lane-note" });
   const laneRow = el("tr", { class: "timeline", "data-dag-id": dagId }, el("td", { colspan: "5" }, el("div", { class: "lane-box" }, lane, note)));
-  return { main, laneRow, lane, note, cells, keys: {} };
+  return { main, laneRow, lane, note, cells, acts, keys: {} };
 }
 
 // A line of user text cut to fit a row: its first line, at most `max` characters (the whole is in the tooltip).
@@ -203,6 +204,8 @@ function updateRow(row, dag) {
       dag.phase && dag.phase !== "0s" ? el("div", { class: "sub" }, `phase ${dag.phase}`) : null];
   });
   setCell(row, "outcome", JSON.stringify([dag.last_outcome, dag.skip_reason, dag.last_run]), () => outcome(dag));
+  const acts = JSON.stringify([dag.may, dag.is_paused]);
+  if (row.keys.acts !== acts) { row.keys.acts = acts; row.acts.replaceChildren(...actionButtons(dag).filter(Boolean)); }
   setCell(row, "health", JSON.stringify([dag.conditions, dag.lateness, dag.consecutive_failures, dag.stale_parents]),
     () => [...health(dag), ...staleParents(dag)]);
 }
@@ -268,7 +271,8 @@ async function load() {
   const now = Date.now();
   inFlight++;
   try {
-    const page = await api(`/page?offset=${pager.offset}&limit=${PAGE_ROWS}`);
+    const query = findQuery();
+    const page = await api(`/page?offset=${pager.offset}&limit=${PAGE_ROWS}${query ? `&${query}` : ""}`);
     if (seq !== loading) return;
     // The fleet shrank below the page shown: show its last page instead.
     if (!page.dags.length && pager.offset > 0) { pager.offset = lastPage(page.total); return load(); }
@@ -290,14 +294,19 @@ async function load() {
   }
 }
 
+// The counts are the server's, over every DAG that matches the search and filters (never one page's).
 function summarize(page, range, chosen, now) {
-  document.getElementById("empty").hidden = page.dags.length > 0;
-  const late = page.dags.filter((dag) => dag.lateness.late).length;
-  const unhealthy = page.dags.filter((dag) => dag.conditions.some((c) => c.status === "False")).length;
-  const here = showPager(page) ? " on this page" : "";
+  const narrowed = page.total !== page.fleet_total;
+  document.getElementById("empty").hidden = page.fleet_total > 0;
+  document.getElementById("none-found").hidden = page.total > 0 || page.fleet_total === 0;
+  showPager(page);
+  const counts = page.counts;
   document.getElementById("summary").replaceChildren(
-    el("span", {}, `${numberText(page.total)} DAGs`), el("span", {}, `${late} late${here}`),
-    el("span", {}, `${unhealthy} not ready${here}`),
+    el("span", { "data-count": "total" }, narrowed ? `${numberText(page.total)} of ${numberText(page.fleet_total)} DAGs` : `${numberText(page.total)} DAGs`),
+    el("span", { "data-count": "late" }, `${numberText(counts.late)} late`),
+    el("span", { "data-count": "not_ready" }, `${numberText(counts.not_ready)} not ready`),
+    el("span", { "data-count": "failed_last" }, `${numberText(counts.failed_last)} failed last`),
+    el("span", { "data-count": "paused" }, `${numberText(counts.paused)} paused`),
     el("span", { class: "sub" }, `updated ${when(new Date(now).toISOString(), false)} UTC`));
   document.getElementById("range-used").textContent =
     `${RANGE_NAMES[range]}${chosen === "auto" ? " (auto: every DAG's current window ends in it)" : ""}`;
@@ -320,6 +329,8 @@ function rememberRange() {
 }
 
 rememberRange();
+showFind();
+watchFind(load);
 turnPages(load);
 load();
 setInterval(() => { if (!inFlight) load(); }, RELOAD_MS);

@@ -19,7 +19,7 @@ from ..models import DagPlan, PlanResponse
 from ..overview import PageResponse, encode, page_data
 from ..row_errors import plan_row
 from ..schedules import scheduled_dag
-from .access import read_dag, readable
+from .access import allowed_actions, read_dag, readable
 from .costs import PlannedFleetDep, ReadableFleet, planned_fleet, readable_fleet
 from .guarded import READABLE_DAGS, Budget, guarded_router, one_dag, route
 from .page_query import PageQueryDep
@@ -115,4 +115,7 @@ def get_page(
     the pages hold, and ``counts`` how many of them are late, not ready, failed last and paused.
     """
     page = page_data(session, user, mine, now=utcnow(), offset=offset, limit=limit, query=query)
+    allowed = allowed_actions(user, [row["dag_id"] for row in page["dags"]])
+    for row in page["dags"]:
+        row["may"] = allowed[row["dag_id"]]
     return Response(encode(page), media_type="application/json")
