@@ -6,8 +6,8 @@ late first" shows the same rows to whoever opens it (each caller sees only what 
 
 Two kinds of condition:
 
-* what the DAG row says (its id, its tags) is applied in SQL, so a search reads only the DAGs it
-  finds (:func:`PageQuery.rows_where`);
+* what the DAG row says (its id, its tags, whether it is paused) is applied in SQL, so a search
+  reads only the DAGs it finds (:func:`PageQuery.rows_where`);
 * what is computed from the plan and the runs (late, not ready, failed last, paused, excluded
   today, owing windows) is judged on each row of the whole matching fleet, in memory, after the
   same grouped reads as an unfiltered page: the number of SQL statements does not depend on the
@@ -101,7 +101,7 @@ class PageQuery:
     @property
     def narrows_rows(self) -> bool:
         """Whether the DAG rows are narrowed in SQL (then the fleet's size is counted apart)."""
-        return self.search is not None or bool(self.tags)
+        return self.search is not None or bool(self.tags) or "paused" in self.filters
 
     def rows_where(self) -> list[ColumnElement[bool]]:
         """The SQL conditions on Airflow's ``dag`` rows: the id search and the tags."""
@@ -111,6 +111,8 @@ class PageQuery:
             where.append(func.lower(DagModel.dag_id).contains(self.search.lower(), autoescape=True))
         if self.tags:
             where.append(DagModel.dag_id.in_(select(DagTag.dag_id).where(DagTag.name.in_(self.tags))))
+        if "paused" in self.filters:  # on the row too: the DAGs that are not paused are never read
+            where.append(DagModel.is_paused.is_(True))
         return where
 
     def matches_id(self, dag_id: str) -> bool:
