@@ -210,12 +210,12 @@ function updateRow(row, dag) {
     () => [...health(dag), ...staleParents(dag)]);
 }
 
-function updateLane(row, dag, view) {
+function updateLane(row, dag, view, ownScale = false) {
   const error = rowError(dag);
   const lane = error ? null : dag.lane;
   const next = dag.next;
   // Unchanged lane, same span: only "now" moved (the span's start moves on the hour).
-  const key = [view.range, view.start, error, dag.trigger, next && next.occurrence,
+  const key = [view.range, view.start, ownScale, error, dag.trigger, next && next.occurrence,
     lane && lane.through, lane && JSON.stringify(lane.segments)].join("|");
   if (row.laneKey === key) { moveNow(row.lane, view); placeNote(row.note, view); return; }
   row.laneKey = key;
@@ -228,6 +228,10 @@ function updateLane(row, dag, view) {
   // Its current window may fill the view while its run starts after it: say when.
   else if (!shapes.starts && !shapes.band && next) note = `Next run ${when(next.occurrence)}, beyond the ${RANGE_NAMES[view.range]}.`;
   else if (!drawn) note = dag.cadence_kind === "after" ? "Runs after its parents." : "No clock-driven runs ahead.";
+  // A lane on a scale of its own says so first: its grid and widths are not the axis above.
+  if (ownScale && !error) note = `own scale: ${RANGE_NAMES[view.range]}${note ? " · " + note : ""}`;
+  row.laneRow.classList.toggle("own-scale", ownScale);
+  row.lane.dataset.range = view.range;
   drawLane(row.lane, shapes, view, `${RANGE_NAMES[view.range]} of ${dag.dag_id}${note ? ": " + note : ""}`);
   if (row.note.textContent !== note) row.note.textContent = note;
   placeNote(row.note, view);
@@ -279,9 +283,16 @@ async function load() {
     const chosen = chosenRange();
     const range = chosen === "auto" ? autoRange(page.dags.map((dag) => dag.next), now) : chosen;
     const view = span(range, now);
-    const fill = (row, dag) => { updateRow(row, dag); updateLane(row, dag, view); };
+    const auto = chosen === "auto";
+    let own = 0; // rows on a scale of their own
+    const fill = (row, dag) => {
+      const rowView = rowSpan(dag.next, view, auto, now);
+      if (rowView !== view) own++;
+      updateRow(row, dag);
+      updateLane(row, dag, rowView, rowView !== view);
+    };
     if (!(await placeRows(page.dags, seq, fill))) return;
-    summarize(page, range, chosen, now);
+    summarize(page, range, chosen, now, own);
     drawAxis(document.getElementById("axis"), view);
     document.getElementById("error").hidden = true;
     document.body.dataset.loaded = String(seq); // every row and lane drawn (tests and benchmarks wait for it)
@@ -295,7 +306,7 @@ async function load() {
 }
 
 // The counts are the server's, over every DAG that matches the search and filters (never one page's).
-function summarize(page, range, chosen, now) {
+function summarize(page, range, chosen, now, own = 0) {
   const narrowed = page.total !== page.fleet_total;
   document.getElementById("empty").hidden = page.fleet_total > 0;
   document.getElementById("none-found").hidden = page.total > 0 || page.fleet_total === 0;
@@ -309,7 +320,8 @@ function summarize(page, range, chosen, now) {
     el("span", { "data-count": "paused" }, `${numberText(counts.paused)} paused`),
     el("span", { class: "sub" }, `updated ${when(new Date(now).toISOString(), false)} UTC`));
   document.getElementById("range-used").textContent =
-    `${RANGE_NAMES[range]}${chosen === "auto" ? " (auto: every DAG's current window ends in it)" : ""}`;
+    `${RANGE_NAMES[range]}${chosen !== "auto" ? "" : own ? ` (auto: most DAGs' current windows end in it; ${own} on a scale of their own, marked)`
+      : " (auto: every DAG's current window ends in it)"}`;
   const problems = document.getElementById("problems");
   problems.hidden = page.contradictions.length === 0 && page.plan_check === "ok";
   problems.querySelector("ul").replaceChildren(

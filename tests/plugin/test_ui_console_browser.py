@@ -24,19 +24,30 @@ from .api.test_api_app import Api, airflow_api, forget_dags, store_dags
 from .test_ui_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 from .test_ui_scale_browser import BASE, TYPES, UI
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium (/usr/bin/chromium)")
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium (/usr/bin/chromium)"),
+    pytest.mark.in_order,  # the lane-segment test reads the runs the backfill test created
+]
 
 FLEET = 3000
 PER_FILE = 500
 SCREENS = Path(os.environ.get("TESSERA_SCREENS", ARTIFACTS))
+WEEKLY_DAG = "con_1234"
+"""Weekly: among 99 five-minute DAGs, it needs a longer timeline than they do."""
 FILE = """
 from airflow.sdk import DAG
 from airflow.providers.standard.operators.empty import EmptyOperator
 from tessera.timetables import Every, Fixed
 
+WEEKLY = 1234
 for dag_id in {dag_ids!r}:
     n = int(dag_id[-4:])
-    schedule = Every.day(at="06:00", timezone="UTC") if n % 100 == 42 else Every("5m", phase=Fixed("1m"))
+    if n == WEEKLY:
+        schedule = Every.week(on="monday", at="06:00", timezone="UTC")
+    elif n % 100 == 42:
+        schedule = Every.day(at="06:00", timezone="UTC")
+    else:
+        schedule = Every("5m", phase=Fixed("1m"))
     with DAG(dag_id, schedule=schedule, start_date=None, tags=["team-" + "abc"[n % 3]]):
         EmptyOperator(task_id="work")
 """
@@ -44,8 +55,8 @@ LATE = {f"con_{n:04d}" for n in range(0, FLEET, 97)}
 """Their stored next run hours ago (each by another amount): late."""
 FAILED = {f"con_{n:04d}" for n in range(5, FLEET, 211)}
 PAUSED = {f"con_{n:04d}" for n in range(7, FLEET, 101)}
-DAILY = {f"con_{n:04d}" for n in range(42, FLEET, 100)}
-"""Daily at 06:00 UTC: never run, so their stored next run (the latest day's) is late too."""
+DAILY = {f"con_{n:04d}" for n in range(42, FLEET, 100)} | {WEEKLY_DAG}
+"""Daily at 06:00 UTC (and the weekly one): never run, so their stored next run (the latest one due) is late too."""
 LATE_NOW = (LATE | DAILY) - PAUSED
 BACKFILLED = "con_0042"
 """A daily DAG the test backfills from the page."""
@@ -63,6 +74,20 @@ def _plant() -> None:
     now -= datetime.timedelta(minutes=now.minute % 5)
     with create_session() as session:
         session.execute(update(DagModel).where(DagModel.dag_id.in_(sorted(PAUSED))).values(is_paused=True))
+        # The others' stored next run an hour ahead: storing 3,000 DAGs on a busy machine takes longer than
+        # the 5 minutes after which a 5-minute DAG whose run was not created would be late.
+        ahead = now + datetime.timedelta(hours=1)
+        on_time = sorted({f"con_{n:04d}" for n in range(FLEET)} - LATE - DAILY)
+        session.execute(
+            update(DagModel)
+            .where(DagModel.dag_id.in_(on_time))
+            .values(
+                next_dagrun_data_interval_start=ahead - datetime.timedelta(minutes=5),
+                next_dagrun_data_interval_end=ahead,
+                next_dagrun=ahead - datetime.timedelta(minutes=5),
+                next_dagrun_create_after=ahead + datetime.timedelta(minutes=1),
+            )
+        )
         for k, dag_id in enumerate(sorted(LATE)):
             end = now - datetime.timedelta(hours=1 + k)
             session.execute(
@@ -288,3 +313,49 @@ def test_a_viewer_sees_no_action_button_and_the_server_refuses_one(browser, api)
     rights = _rest(api, f"search={BACKFILLED}", user="viewer")["dags"][0]["may"]
     assert rights == {"pause": False, "backfill": False}
     assert _rest(api, f"search={BACKFILLED}", user="op")["dags"][0]["may"] == {"pause": True, "backfill": True}
+
+
+def test_auto_serves_most_rows_and_draws_a_longer_cadence_on_a_scale_of_its_own(op_tab):
+    """One weekly DAG among 99 five-minute ones: the axis stays at 24 hours, the weekly lane gets its own scale."""
+    _choose(op_tab, search="con_12")
+    lanes = op_tab.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll("tr.timeline")].map((tr) =>
+             [tr.dataset.dagId, [tr.querySelector("svg.lane").dataset.range, tr.classList.contains("own-scale"),
+                                 tr.querySelector(".lane-note").textContent]]))"""
+    )
+    assert len(lanes) == 100
+    weekly = lanes.pop(WEEKLY_DAG)
+    assert weekly[0] in ("7d", "35d") and weekly[1] and weekly[2].startswith("own scale: next"), weekly
+    assert {(scale, own) for scale, own, _ in lanes.values()} == {("24h", False)}
+    assert "1 on a scale of their own" in op_tab.locator("#range-used").text_content()
+
+
+def test_a_lane_segment_opens_its_run_in_airflow_with_the_whole_run_id(op_tab):
+    """A click on a lane asks "Why?" at that instant (why.js); the answer links the segment's run in Airflow's UI."""
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        run_id = session.scalar(select(DagRun.run_id).where(DagRun.dag_id == BACKFILLED).order_by(DagRun.run_after))
+    assert run_id, "the backfill test runs first"
+    _choose(op_tab, search=BACKFILLED)
+    op_tab.evaluate(f"() => openWhy({BACKFILLED!r}, '2026-03-02T06:00:00.000Z', null)")  # as a click on the lane does
+    link = op_tab.locator(f'#why-dialog a[data-run-id="{run_id}"]')
+    link.wait_for(timeout=60_000)
+    assert link.get_attribute("href").endswith(f"/dags/{BACKFILLED}/runs/{urllib.parse.quote(run_id, safe='')}")
+    assert link.text_content() == run_id
+    op_tab.keyboard.press("Escape")
+
+
+def test_the_action_buttons_keep_a_row_within_its_element_budget(op_tab):
+    """Backfill and Pause add three elements to a row: still within what the page's other tests allow."""
+    from .test_ui_browser import ELEMENTS_PER_ROW
+
+    _choose(op_tab)
+    per_row = op_tab.evaluate(
+        "() => document.querySelectorAll('#schedules tbody *').length"
+        " / document.querySelectorAll('#schedules tbody tr.dag').length"
+    )
+    assert op_tab.locator("button.act").count() == 2 * 1000
+    assert per_row <= ELEMENTS_PER_ROW, per_row
