@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -196,30 +197,40 @@ def _broken_row(plan: DagPlan, status: DagStatus) -> dict[str, Any]:
     }
 
 
-def _status_fields(
+@dataclass(frozen=True)
+class _Judged:
+    """A live DAG's status, judged for the filters and counts; its row is built only if it is listed."""
+
+    item: ScheduledDag
+    parts: StatusParts
+    last: Any
+
+
+def _judged(
     item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
-) -> dict[str, Any] | None:
-    """The DAG's row without its next run and lane, or None when its status cannot be computed."""
+) -> _Judged | None:
+    """The DAG's status, or None when it cannot be computed (its row is then the error row)."""
     if item.error is not None:
         return None
     try:
-        parts = status_parts(item, contradictions, history, reads)
+        return _Judged(item, status_parts(item, contradictions, history, reads), history.last_run)
     except SQLAlchemyError:
         raise
     except Exception:
         return None  # answered as the plan and the status answer it: with the error, which they log
-    return _row(item, None, None, parts, history.last_run)
 
 
-def _add_next_and_lane(row: dict[str, Any], item: ScheduledDag, *, now: datetime.datetime) -> bool:
-    """Set the row's next run and lane; False when they cannot be computed (a bug, a plan past year 9999)."""
-    try:
-        row["next"], row["lane"] = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
-    except SQLAlchemyError:
-        raise
-    except Exception:
-        return False
-    return True
+def _facts(judged: _Judged) -> dict[str, Any]:
+    """What the filters, the counts and the sorts read of a row (the row itself is built once listed)."""
+    parts = judged.parts
+    return {
+        "dag_id": judged.item.dag_id,
+        "is_paused": bool(judged.item.model.is_paused),
+        "last_outcome": parts.outcome.last_outcome,
+        "conditions": parts.outcome.conditions,
+        "lateness": parts.lateness,
+        "next": None,
+    }
 
 
 def _error_row(
@@ -276,14 +287,14 @@ def page_data(
     histories = run_histories(session, scope, [item.dag_id for item in items])
     reads = grouped_reads(items, session, scope)
     rows: dict[str, dict[str, Any]] = {}
-    laned: dict[str, ScheduledDag] = {}  # the rows whose next run and lane are computed when listed
+    judged: dict[str, _Judged] = {}  # live rows: their facts in `rows` until listed
     for item in each(items):  # stops when the caller leaves (the status of every matching DAG)
-        row = _status_fields(item, contradictions, histories[item.dag_id], reads)
-        if row is None:
-            row = _error_row(item, contradictions, histories[item.dag_id], reads, now=now)
+        found = _judged(item, contradictions, histories[item.dag_id], reads)
+        if found is None:
+            rows[item.dag_id] = _error_row(item, contradictions, histories[item.dag_id], reads, now=now)
         else:
-            laned[item.dag_id] = item
-        rows[item.dag_id] = row
+            judged[item.dag_id] = found
+            rows[item.dag_id] = _facts(found)
     added = broken_page_rows(
         session, scope, broken, [dag_id for dag_id in found_broken if dag_id not in rows], after=now
     )
@@ -291,8 +302,9 @@ def page_data(
     for dag_id, row in rows.items():
         if dag_id in broken:
             row.update(page_update(broken[dag_id]))
-    if query.sort == "next_run":  # the order needs every row's next run: computed for all, kept for an hour
-        _add_next_and_lanes(rows, laned, contradictions, histories, reads, now=now)
+    if query.sort == "next_run":  # the order needs every row's next run (kept for an hour: see .plans)
+        for dag_id in each(list(judged)):
+            rows[dag_id]["next"] = _next_or_none(judged[dag_id].item, now=now)
     computed = {
         "excluded_today": excluded_today({item.dag_id: item.timetable for item in items}, now)
         if "excluded_today" in query.filters
@@ -300,9 +312,15 @@ def page_data(
         "owed": dags_owing_windows(session, scope, rows, now) if "owed" in query.filters else set(),
     }
     page = listed(rows.values(), query, offset=offset, limit=limit, computed=computed)
-    shown = {row["dag_id"]: row for row in page.rows}
-    _add_next_and_lanes(shown, laned, contradictions, histories, reads, now=now)
-    listed_rows = [shown[row["dag_id"]] for row in page.rows]
+    listed_rows = []
+    for row in each(page.rows):  # the listed rows, built whole: their next run and lane too
+        dag_id = row["dag_id"]
+        if dag_id in judged:
+            found = judged[dag_id]
+            row = _full_row(found, contradictions, histories[dag_id], reads, now=now)
+            if dag_id in broken:
+                row.update(page_update(broken[dag_id]))
+        listed_rows.append(row)
     add_pause_notes(session, listed_rows)  # one query for every paused DAG listed, none while none is paused
     return {
         "now": now,
@@ -319,18 +337,30 @@ def page_data(
     }
 
 
-def _add_next_and_lanes(
-    rows: dict[str, dict[str, Any]],
-    laned: dict[str, ScheduledDag],
+def _next_or_none(item: ScheduledDag, *, now: datetime.datetime) -> dict[str, Any] | None:
+    """The DAG's next run as the page lists it, or None when it cannot be computed (its row then says why)."""
+    try:
+        return next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)[0]
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        return None
+
+
+def _full_row(
+    found: _Judged,
     contradictions: list[Contradiction],
-    histories: dict[str, RunHistory],
+    history: RunHistory,
     reads: GroupedReads,
     *,
     now: datetime.datetime,
-) -> None:
-    """Give ``rows`` their next run and lane (once: ``laned`` forgets a row given them), or their error row."""
-    for dag_id in each(list(rows)):
-        item = laned.pop(dag_id, None)
-        if item is not None and not _add_next_and_lane(rows[dag_id], item, now=now):
-            rows[dag_id].clear()
-            rows[dag_id].update(_error_row(item, contradictions, histories[dag_id], reads, now=now))
+) -> dict[str, Any]:
+    """A listed live DAG's row: its status as judged, its next run and lane; or its error row."""
+    item = found.item
+    try:
+        next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        return _error_row(item, contradictions, history, reads, now=now)
+    return _row(item, next_run, lane, found.parts, found.last)

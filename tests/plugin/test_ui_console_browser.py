@@ -359,3 +359,26 @@ def test_the_action_buttons_keep_a_row_within_its_element_budget(op_tab):
     )
     assert op_tab.locator("button.act").count() == 2 * 1000
     assert per_row <= ELEMENTS_PER_ROW, per_row
+
+
+def test_a_pause_from_the_page_keeps_its_note_and_an_unpause_lifts_it(op_tab, api):
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+
+    dag_id = "con_0001"
+    _choose(op_tab, search=dag_id)
+    before = int(op_tab.evaluate("() => document.body.dataset.loaded"))
+    op_tab.locator(f'button.pause[data-dag-id="{dag_id}"]').click()
+    op_tab.fill("#pause-note", "source down: INC-42")
+    op_tab.locator("#pause-confirm").click()
+    _wait_loaded(op_tab, before)
+    op_tab.locator(f'tr.dag[data-dag-id="{dag_id}"] .pause-note').wait_for()
+    assert op_tab.locator(f'tr.dag[data-dag-id="{dag_id}"] .pause-note').text_content() == "Note: source down: INC-42"
+    with create_session() as session:
+        assert session.get(DagModel, dag_id).is_paused
+    before = int(op_tab.evaluate("() => document.body.dataset.loaded"))
+    op_tab.locator(f'button.pause[data-dag-id="{dag_id}"]').click()  # now "Unpause…"
+    op_tab.locator("#pause-confirm").click()
+    _wait_loaded(op_tab, before)
+    with create_session() as session:
+        assert not session.get(DagModel, dag_id).is_paused
