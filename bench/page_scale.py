@@ -25,9 +25,11 @@ Not in ``make bench`` (minutes, and a PostgreSQL server): run
 from __future__ import annotations
 
 import argparse
+import cProfile
 import datetime
 import json
 import os
+import pstats
 import statistics
 import subprocess
 import sys
@@ -45,11 +47,31 @@ LOAD = "page: one load (GET /api/v1/page)"
 BEFORE = "before: the 4 calls the page made"
 
 
+FILTERED = {
+    # the page searched, filtered or sorted on the server, and Airflow's list asked the same where it can be
+    "page: search=fleet_001": (
+        "/tessera/api/v1/page?search=fleet_001",
+        "/api/v2/dags?limit=1000&dag_id_pattern=fleet_001",
+    ),
+    "page: filter=failed_last": (
+        "/tessera/api/v1/page?filter=failed_last",
+        "/api/v2/dags?limit=1000&last_dag_run_state=failed",
+    ),
+    "page: filter=paused": ("/tessera/api/v1/page?filter=paused", "/api/v2/dags?limit=1000&paused=true"),
+    "page: sort=next_run": ("/tessera/api/v1/page?sort=next_run", "/api/v2/dags?limit=1000&order_by=next_dagrun"),
+    "page: filter=late&sort=lateness": ("/tessera/api/v1/page?filter=late&sort=lateness", "/api/v2/dags?limit=1000"),
+}
+"""Each filtered load and its twin in Airflow's list (lateness has none: the plain list stands in)."""
+TWIN = "airflow twin: "
+
+
 def contenders(now: datetime.datetime, before: bool) -> dict[str, list[str]]:
     """Each contender's requests (one, or several timed as one)."""
     calls = {
         LIST: ["/api/v2/dags?limit=1000"],
         LOAD: ["/tessera/api/v1/page"],
+        **{name: [page] for name, (page, _) in FILTERED.items()},
+        **{TWIN + name[len("page: ") :]: [twin] for name, (_, twin) in FILTERED.items()},
         "rest: status": ["/tessera/api/v1/status"],
         "rest: plan?count=1": ["/tessera/api/v1/plan?count=1"],
         "rest: triggers": ["/tessera/api/v1/triggers"],
@@ -84,6 +106,14 @@ class Statements:
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _twin_ratio(name: str, wall: dict[str, list[float]]) -> float | str:
+    """A filtered page load's p50 over its Airflow twin's (the same filter asked of Airflow's list)."""
+    twin = TWIN + name[len("page: ") :]
+    if name not in FILTERED or twin not in wall:
+        return ""
+    return round(statistics.median(wall[name]) / statistics.median(wall[twin]), 2)
 
 
 def _rounds(client: Any, headers: dict, calls: dict[str, list[str]], rounds: int) -> list[dict[str, Any]]:
@@ -136,6 +166,7 @@ def _rounds(client: Any, headers: dict, calls: dict[str, list[str]], rounds: int
                 "CPU p50 s": round(statistics.median(cpu[name]), 3),
                 "x list (wall)": round(statistics.median(wall[name]) / base, 2),
                 "x list (CPU)": round(statistics.median(cpu[name]) / base_cpu, 2),
+                "x its airflow twin (wall)": _twin_ratio(name, wall),
                 "SQL cold / warm": f"{cold.total} / {warm.total}",
                 "serialized_dag / dag_tag / dag_run / asset_event": "/".join(
                     str(warm.tables[t]) for t in Statements.TABLES
@@ -145,6 +176,81 @@ def _rounds(client: Any, headers: dict, calls: dict[str, list[str]], rounds: int
             }
         )
     return found
+
+
+PROFILE_COLD = os.environ.get("TESSERA_PROFILE_COLD")
+"""A file each restart appends the profile of its first page load to (unset: no profile)."""
+COLD = {"airflow list": "/api/v2/dags?limit=1000", "page": "/tessera/api/v1/page"}
+"""What a restarted API server answers first: Airflow's list and the page's load."""
+
+
+def _cold_probe() -> dict[str, list[float]]:
+    """In a fresh process, as an API server worker just started: each call of :data:`COLD`, first then twice more.
+
+    The app is built as the API server builds it (the tessera app on its first request, by the plugin's
+    lazy mount); the seconds are wall time of each call.
+    """
+    from airflow.api_fastapi.app import create_app
+    from fastapi.testclient import TestClient
+
+    from tessera.plugin.fleet.warm import WARMED
+
+    started = time.perf_counter()
+    with TestClient(create_app(apps="core")) as client:  # the lifespan runs, as at the server's start
+        # A restarted worker warms the page in the background (tessera.plugin.fleet.warm); the first
+        # visitor comes after that (WARM_FIRST=0: at once, racing it).
+        if os.environ.get("WARM_FIRST", "1") == "1":
+            WARMED.wait(timeout=120)
+        warm_up = time.perf_counter() - started
+        token = client.post("/auth/token", json={"username": "admin", "password": "admin-pw"}).json()["access_token"]
+        headers = {"Authorization": f"Bearer {token}"}
+        found: dict[str, list[float]] = {}
+        for name, path in COLD.items():
+            found[name] = []
+            for attempt in range(3):
+                profile = cProfile.Profile() if attempt == 0 and name == "page" and PROFILE_COLD else None
+                begin = time.perf_counter()
+                if profile is not None:
+                    profile.enable()
+                answer = client.get(path, headers=headers)
+                found[name].append(time.perf_counter() - begin)
+                if profile is not None:
+                    profile.disable()
+                    with open(PROFILE_COLD, "a") as out:
+                        pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(45)
+                if answer.status_code != 200:
+                    raise RuntimeError(f"{path}: {answer.status_code} {answer.text[:300]}")
+    found["warm-up"] = [warm_up]
+    return found
+
+
+def _cold(size: int, restarts: int) -> list[dict[str, Any]]:
+    """Cold (the first call after a restart) against warm (the third), over ``restarts`` fresh processes."""
+    firsts: dict[str, list[float]] = {name: [] for name in COLD}
+    warms: dict[str, list[float]] = {name: [] for name in COLD}
+    warm_ups = []
+    for _ in range(restarts):
+        done = subprocess.run([sys.executable, __file__, "--cold-probe"], capture_output=True, text=True, check=True)
+        probe = json.loads(done.stdout.strip().splitlines()[-1])
+        warm_ups.append(probe.pop("warm-up")[0])
+        for name, seconds in probe.items():
+            firsts[name].append(seconds[0])
+            warms[name].append(seconds[-1])
+    rows = []
+    for name in COLD:
+        cold, warm = statistics.median(firsts[name]), statistics.median(warms[name])
+        rows.append(
+            {
+                "case": f"restart: {name}",
+                "p50 s": round(cold, 3),
+                "warm p50 s": round(warm, 3),
+                "cold / warm": round(cold / warm, 2),
+                "restarts": restarts,
+                "worker start to first call s": round(statistics.median(warm_ups), 1),
+                "DAGs": size,
+            }
+        )
+    return rows
 
 
 def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -170,9 +276,15 @@ def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
         runs = history(dags, now=now, days=args.days, cap=args.cap)
         print(f"  stored DAGs {stored}-{size - 1} in {spent:.0f}s, {runs} runs", file=sys.stderr, flush=True)
         stored = size
-        found = _rounds(client, headers, contenders(now, args.before), args.rounds)
+        calls = contenders(now, args.before)
+        if args.only:
+            calls = {name: paths for name, paths in calls.items() if name == LIST or args.only in name}
+        found = _rounds(client, headers, calls, args.rounds)
         for row in found:
             rows.append({"bench": "page_scale", "db": args.db_kind, "DAGs": size, "on the page": on_page(size), **row})
+        if args.cold:
+            for row in _cold(size, args.cold):
+                rows.append({"bench": "page_scale", "db": args.db_kind, "on the page": on_page(size), **row})
         print(f"  measured {size} DAGs", file=sys.stderr, flush=True)
     return rows
 
@@ -209,12 +321,18 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--sqlite", action="store_true", help="SQLite instead of a throwaway PostgreSQL")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL even if it must be installed first")
     parser.add_argument("--code", help="measure the tessera code of this checkout (e.g. main's, for a before/after)")
+    parser.add_argument("--cold", type=int, default=0, help="also restart the server N times per size: cold vs warm")
+    parser.add_argument("--only", help="time only the contenders whose name holds this text (and Airflow's list)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: the measuring process writes here
+    parser.add_argument("--cold-probe", action="store_true", help=argparse.SUPPRESS)  # internal: one restart
     args = parser.parse_args(argv if argv is not None else [])
     args.sizes = [int(size) for size in str(args.sizes).split(",")]
     # From bench/run.py: PostgreSQL when its server is installed, otherwise SQLite (no install).
     args.sqlite = args.sqlite or (not args.postgres and not list(Path("/usr/lib/postgresql").glob("*/bin/initdb")))
     args.db_kind = "sqlite" if args.sqlite else "postgresql"
+    if args.cold_probe:
+        print(json.dumps(_cold_probe()))
+        return []
     if args.measure:
         if args.code:
             _use_code(Path(args.code))
@@ -248,6 +366,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         command += ["--rounds", str(args.rounds), "--days", str(args.days), "--cap", str(args.cap)]
         command += (["--sqlite"] if args.sqlite else []) + (["--before"] if args.before else [])
         command += ["--code", str(Path(args.code).resolve())] if args.code else []
+        command += ["--cold", str(args.cold)] + (["--only", args.only] if args.only else [])
         try:
             subprocess.run(command, env=env, check=True)
             rows = json.loads(out.read_text())
@@ -261,5 +380,5 @@ if __name__ == "__main__":
     from tabulate import tabulate
 
     found = main(sys.argv[1:])
-    if "--measure" not in sys.argv:
+    if "--measure" not in sys.argv and "--cold-probe" not in sys.argv:
         print(tabulate(found, headers="keys", tablefmt="github"))

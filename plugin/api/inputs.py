@@ -47,11 +47,11 @@ MAX_LANE_RUNS = 3_000_000
 periodic segments) by integer arithmetic, about a microsecond a run, where each run of another timetable costs a
 question to it (:data:`MAX_FLEET_RUNS` of those). 2,000 DAGs running every minute fit."""
 MAX_FLEET_DAGS = 10_000
-"""The most DAGs a fleet-wide list (``status``, ``triggers``, ``plan``, ``load``) reads for one caller: a larger
-fleet is read a page at a time (``GET /api/v1/page``), as Airflow's own lists are."""
+"""The most DAGs a fleet-wide list (``status``, ``triggers``, ``plan``, ``load``, and the Schedules page, whose
+search, filters and counts judge every DAG) reads for one caller: a larger fleet is read one DAG at a time."""
 PAGE_ROWS = 1000
-"""The most rows one answer of ``GET /api/v1/page`` holds, and how many unless the caller asks for fewer: an
-answer costs its rows', whatever the fleet (as Airflow's own DAG list, ``GET /api/v2/dags?limit=1000``)."""
+"""The most rows one answer of ``GET /api/v1/page`` holds, and how many unless the caller asks for fewer: only
+their next runs and lanes are computed (the status of every matching DAG is judged for the filters and counts)."""
 MAX_PAGE_OFFSET = 1_000_000
 """Where a page may start at most (past the last row the answer is empty)."""
 

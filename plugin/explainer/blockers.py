@@ -132,6 +132,17 @@ def _scheduler_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     return Blocker("scheduler_down", text, record, ended, "a scheduler started again")
 
 
+def _scheduler_words(facts: Facts) -> str:
+    """What the job table says of the schedulers at the instant, for a verdict that found no blocker.
+
+    Only a job heartbeating then proves one was; with no job around then the table cannot tell.
+    """
+    cover = facts.scheduler
+    if cover is not None and cover.alive is not None:
+        return "a scheduler was heartbeating"
+    return "no scheduler job around then is in the job table (whether one was heartbeating is not known)"
+
+
 def _slots_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     limit = facts.max_active_runs
     if limit is None or len(facts.active) < limit:
@@ -213,7 +224,7 @@ def no_run_decision(facts: Facts) -> Decision:
         else:
             decision.verdict = (
                 f"Did not run, and the records do not show why: at {when(due)} the DAG was not paused, "
-                "its file parsed and a scheduler was heartbeating."
+                f"its file parsed and {_scheduler_words(facts)}."
             )
             decision.missing.append(f"a record of why the scheduler created no run for {label}")
         decision.missing.extend(facts.missing)

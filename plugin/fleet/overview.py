@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -27,6 +28,7 @@ from .broken import broken_dags
 from .broken_rows import broken_page_rows, page_update
 from .contradictions import all_contradictions
 from .excluded import next_exclusion
+from .filters import EVERY_DAG, PageQuery, dags_owing_windows, excluded_today, listed, tagged_ids
 from .models import (
     BrokenModel,
     ConditionModel,
@@ -86,15 +88,43 @@ class PageDag(BaseModel):
         default=None,
         description="The next occurrence within a year that its exclusions skip (a date, a holiday), and why.",
     )
+    may: dict[str, bool] = Field(
+        default_factory=dict,
+        description="What the caller may do to the DAG from the page: `pause` (and unpause) and `backfill`; "
+        "each action's own route authorizes it again.",
+    )
+
+
+class PageCounts(BaseModel):
+    """How many of the DAGs that match the page's search and filters are each of these: the whole fleet's."""
+
+    late: int
+    not_ready: int = Field(description="A condition is False (spec invalid, or the newest run failed).")
+    failed_last: int
+    paused: int
+
+
+class PageQueryEcho(BaseModel):
+    """The search, tags, filters and sort the answer lists by (the page keeps them in its address)."""
+
+    search: str | None
+    tags: list[str]
+    filters: list[str]
+    sort: str
 
 
 class PageResponse(BaseModel):
     now: datetime.datetime = Field(description="The instant each DAG's next run starts after.")
     lanes_after: datetime.datetime = Field(description="Where every DAG's lane starts: the hour `now` is in.")
     lanes_until: datetime.datetime = Field(description="Where every DAG's lane ends (71 days after `lanes_after`).")
-    dags: list[PageDag] = Field(description="`limit` rows from `offset` of the readable tessera DAGs, by DAG id.")
-    total: int = Field(description="How many rows all the pages hold: every readable tessera DAG, broken ones too.")
+    dags: list[PageDag] = Field(description="`limit` rows from `offset` of the matching tessera DAGs, in `sort` order.")
+    total: int = Field(description="How many rows all the pages hold: every readable tessera DAG that matches.")
+    fleet_total: int = Field(
+        description="Every readable tessera DAG, broken ones too, whatever the search and filters."
+    )
+    counts: PageCounts = Field(description="Of the `total` matching DAGs, how many are late, not ready, ...")
     offset: int = Field(description="The position of the first row here among all of them (0: the first page).")
+    query: PageQueryEcho
     contradictions: list[Contradiction] = Field(description="Every contradiction visible to the caller.")
     plan_check: str = Field(description="As in ``GET /api/v1/plan``.")
 
@@ -177,25 +207,59 @@ def _broken_row(plan: DagPlan, status: DagStatus) -> dict[str, Any]:
     }
 
 
-def _computed_row(
+@dataclass(frozen=True)
+class _Judged:
+    """A live DAG's status, judged for the filters and counts; its row is built only if it is listed."""
+
+    item: ScheduledDag
+    parts: StatusParts
+    last: Any
+
+
+def _judged(
+    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
+) -> _Judged | None:
+    """The DAG's status, or None when it cannot be computed (its row is then the error row)."""
+    if item.error is not None:
+        return None
+    try:
+        return _Judged(item, status_parts(item, contradictions, history, reads), history.last_run)
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        return None  # answered as the plan and the status answer it: with the error, which they log
+
+
+def _facts(judged: _Judged) -> dict[str, Any]:
+    """What the filters, the counts and the sorts read of a row (the row itself is built once listed)."""
+    parts = judged.parts
+    return {
+        "dag_id": judged.item.dag_id,
+        "is_paused": bool(judged.item.model.is_paused),
+        "last_outcome": parts.outcome.last_outcome,
+        "conditions": parts.outcome.conditions,
+        "lateness": parts.lateness,
+        "next": None,
+    }
+
+
+def _error_row(
     item: ScheduledDag,
     contradictions: list[Contradiction],
     history: RunHistory,
     reads: GroupedReads,
     *,
     now: datetime.datetime,
-) -> dict[str, Any] | None:
-    """The DAG's row, or None when its plan or status cannot be computed (a bug, a plan past year 9999)."""
-    if item.error is not None:
-        return None
-    try:
-        next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
-        parts = status_parts(item, contradictions, history, reads)
-    except SQLAlchemyError:
-        raise
-    except Exception:
-        return None  # answered as the plan and the status answer it: with the error, which they log
-    return _row(item, next_run, lane, parts, history.last_run, now=now)
+) -> dict[str, Any]:
+    """The row of a DAG whose plan or status cannot be computed, as the plan and the status answer it."""
+    until = lane_start(now) + LANE_AHEAD
+    plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
+    return _broken_row(plan, status_row(item, contradictions, history, reads))
+
+
+def _fleet_size(session: Session, readable: Collection[str], broken: Collection[str]) -> int:
+    """Every readable tessera DAG, live or broken, whatever the search: one count."""
+    return len(set(shown_ids(session, readable=readable)).union(broken))
 
 
 def page_data(
@@ -206,53 +270,107 @@ def page_data(
     now: datetime.datetime,
     offset: int = 0,
     limit: int = PAGE_ROWS,
+    query: PageQuery = EVERY_DAG,
 ) -> dict[str, Any]:
     """A page of rows for ``user``, who may read ``readable``, as of ``now`` (a :class:`PageResponse`).
 
-    The rows are every readable tessera DAG, live or broken, by DAG id; this answer holds
-    ``limit`` of them from ``offset`` (only their rows are computed: a page costs the same
-    whatever the fleet). A fixed number of queries. Each row is derived by the same functions
-    as the plan and the status (the next run and lane of :mod:`.plans`, the outcome, lateness
-    and stale parents of :func:`~.status.status_parts`), computing only what the page shows. A
-    DAG whose row cannot be computed is answered as the plan and status answer it: with its
-    error (:mod:`.row_errors`).
+    The rows are the readable tessera DAGs, live or broken, that ``query`` finds and keeps, in its
+    order (:mod:`tessera.plugin.fleet.filters`); this answer holds ``limit`` of them from ``offset``,
+    and counts all of them. The status of every matching DAG is computed (what the filters and the
+    counts judge), the next run and lane of the listed ones only (of all when sorting by next run).
+    A fixed number of queries, whatever the fleet and the query. Each row is derived by the same
+    functions as the plan and the status (the next run and lane of :mod:`.plans`, the outcome,
+    lateness and stale parents of :func:`~.status.status_parts`), computing only what the page
+    shows. A DAG whose row cannot be computed is answered as the plan and status answer it: with
+    its error (:mod:`.row_errors`).
     """
     scope = Scope.of(readable)
     contradictions, check = all_contradictions(session, user, readable)
     # A DAG whose file broke keeps its row, with the reason and since when, as in the plan and status.
     broken = broken_dags(session, scope)
-    live = set(shown_ids(session, readable=readable))
-    every = sorted(live.union(broken))
-    listed = every[offset : offset + limit]
-    live_listed = live.intersection(listed)
+    live = shown_ids(session, readable=readable, where=query.rows_where())
+    found_broken = [dag_id for dag_id in broken if query.matches_id(dag_id)]
+    if query.tags:
+        found_broken = sorted(tagged_ids(session, found_broken, query.tags))
     # readable=None: the ids were read with the caller's rights just above
-    items = scheduled_dags(session, readable=None, dag_ids=live_listed) if live_listed else []
+    items = scheduled_dags(session, readable=None, dag_ids=live) if live else []
     histories = run_histories(session, scope, [item.dag_id for item in items])
     reads = grouped_reads(items, session, scope)
-    until = lane_start(now) + LANE_AHEAD
-    rows = []
-    for item in each(items):  # stops when the caller leaves (up to 1,000 rows of lanes)
-        history = histories[item.dag_id]
-        row = _computed_row(item, contradictions, history, reads, now=now)
-        if row is None:
-            plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
-            row = _broken_row(plan, status_row(item, contradictions, history, reads))
-        rows.append(row)
+    rows: dict[str, dict[str, Any]] = {}
+    judged: dict[str, _Judged] = {}  # live rows: their facts in `rows` until listed
+    for item in each(items):  # stops when the caller leaves (the status of every matching DAG)
+        found = _judged(item, contradictions, histories[item.dag_id], reads)
+        if found is None:
+            rows[item.dag_id] = _error_row(item, contradictions, histories[item.dag_id], reads, now=now)
+        else:
+            judged[item.dag_id] = found
+            rows[item.dag_id] = _facts(found)
     added = broken_page_rows(
-        session, scope, broken, [dag_id for dag_id in listed if dag_id not in live_listed], after=now
+        session, scope, broken, [dag_id for dag_id in found_broken if dag_id not in rows], after=now
     )
-    for row in rows:
-        if row["dag_id"] in broken:
-            row.update(page_update(broken[row["dag_id"]]))
-    rows = sorted([*rows, *(_broken_row(plan, status) for plan, status in added)], key=lambda row: row["dag_id"])
-    add_pause_notes(session, rows)  # one query for every paused DAG listed, none while none is paused
+    rows.update((plan.dag_id, _broken_row(plan, status)) for plan, status in added)
+    for dag_id, row in rows.items():
+        if dag_id in broken:
+            row.update(page_update(broken[dag_id]))
+    if query.sort == "next_run":  # the order needs every row's next run (kept for an hour: see .plans)
+        for dag_id in each(list(judged)):
+            rows[dag_id]["next"] = _next_or_none(judged[dag_id].item, now=now)
+    computed = {
+        "excluded_today": excluded_today({item.dag_id: item.timetable for item in items}, now)
+        if "excluded_today" in query.filters
+        else set(),
+        "owed": dags_owing_windows(session, scope, rows, now) if "owed" in query.filters else set(),
+    }
+    page = listed(rows.values(), query, offset=offset, limit=limit, computed=computed)
+    listed_rows = []
+    for row in each(page.rows):  # the listed rows, built whole: their next run and lane too
+        dag_id = row["dag_id"]
+        if dag_id in judged:
+            found = judged[dag_id]
+            row = _full_row(found, contradictions, histories[dag_id], reads, now=now)
+            if dag_id in broken:
+                row.update(page_update(broken[dag_id]))
+        listed_rows.append(row)
+    add_pause_notes(session, listed_rows)  # one query for every paused DAG listed, none while none is paused
     return {
         "now": now,
         "lanes_after": lane_start(now),
-        "lanes_until": until,
-        "dags": rows,
-        "total": len(every),
+        "lanes_until": lane_start(now) + LANE_AHEAD,
+        "dags": listed_rows,
+        "total": page.matching,
+        "fleet_total": _fleet_size(session, readable, broken) if query.narrows_rows else len(set(live).union(broken)),
+        "counts": page.counts,
         "offset": offset,
+        "query": query.as_dict(),
         "contradictions": contradictions,
         "plan_check": check,
     }
+
+
+def _next_or_none(item: ScheduledDag, *, now: datetime.datetime) -> dict[str, Any] | None:
+    """The DAG's next run as the page lists it, or None when it cannot be computed (its row then says why)."""
+    try:
+        return next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)[0]
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        return None
+
+
+def _full_row(
+    found: _Judged,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    reads: GroupedReads,
+    *,
+    now: datetime.datetime,
+) -> dict[str, Any]:
+    """A listed live DAG's row: its status as judged, its next run and lane; or its error row."""
+    item = found.item
+    try:
+        next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        return _error_row(item, contradictions, history, reads, now=now)
+    return _row(item, next_run, lane, found.parts, found.last, now=now)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from airflow.models.dag import DagModel, DagTag
-from sqlalchemy import Row, Select, or_, select
+from sqlalchemy import ColumnElement, Row, Select, or_, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from tessera.timetables.base import TesseraTimetable
@@ -157,9 +157,11 @@ def _shown(
     return query
 
 
-def shown_ids(session: Session, *, readable: Collection[str] | None) -> list[str]:
-    """The ids of the tessera DAGs the caller may read, in order (one query: what a page of rows is cut from)."""
-    query = _shown(select(DagModel.dag_id), readable=readable, dag_id=None)
+def shown_ids(
+    session: Session, *, readable: Collection[str] | None, where: Collection[ColumnElement[bool]] = ()
+) -> list[str]:
+    """The ids of the tessera DAGs the caller may read (of those matching ``where``), in order; one query."""
+    query = _shown(select(DagModel.dag_id), readable=readable, dag_id=None).where(*where)
     return list(session.scalars(query.order_by(DagModel.dag_id)))
 
 

@@ -57,7 +57,8 @@ function keepAirflowAddress() {
     const path = host.location.pathname;
     if (path.length > ours.length && path.endsWith(ours)) {
       const opened = path.slice(0, path.length - ours.length);
-      host.history.replaceState(host.history.state, "", opened + host.location.hash);
+      // the search, filters and sort stay in it (find.js)
+      host.history.replaceState(host.history.state, "", opened + host.location.search + host.location.hash);
     }
   };
   const started = Date.now();

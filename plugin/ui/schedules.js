@@ -148,12 +148,13 @@ function newRow(dagId) {
   const cells = { dag: el("td", { class: "dag" }), next: el("td", { class: "next" }), outcome: el("td", { class: "outcome" }),
     health: el("td", { class: "health" }), action: el("td", { class: "action" }) };
   const result = el("div", { class: "result", "aria-live": "polite" });
-  cells.action.append(refreshButton(dagId, result), whyButton(dagId), result); // whyButton: why.js
+  const acts = el("span", { class: "acts" }); // backfill, pause: only those the user may use (actions.js)
+  cells.action.append(refreshButton(dagId, result), whyButton(dagId), acts, result); // whyButton: why.js
   const main = el("tr", { class: "dag", "data-dag-id": dagId }, Object.values(cells));
   const lane = newLane();
   const note = el("span", { class: "lane-note" });
   const laneRow = el("tr", { class: "timeline", "data-dag-id": dagId }, el("td", { colspan: "5" }, el("div", { class: "lane-box" }, lane, note)));
-  return { main, laneRow, lane, note, cells, keys: {} };
+  return { main, laneRow, lane, note, cells, acts, keys: {} };
 }
 
 // A line of user text cut to fit a row: its first line, at most `max` characters (the whole is in the tooltip).
@@ -214,16 +215,18 @@ function updateRow(row, dag) {
       exclusionLine(dag.next_exclusion)];
   });
   setCell(row, "outcome", JSON.stringify([dag.last_outcome, dag.skip_reason, dag.last_run]), () => outcome(dag));
+  const acts = JSON.stringify([dag.may, dag.is_paused]);
+  if (row.keys.acts !== acts) { row.keys.acts = acts; row.acts.replaceChildren(...actionButtons(dag).filter(Boolean)); }
   setCell(row, "health", JSON.stringify([dag.conditions, dag.lateness, dag.consecutive_failures, dag.stale_parents]),
     () => [...health(dag), ...staleParents(dag)]);
 }
 
-function updateLane(row, dag, view) {
+function updateLane(row, dag, view, ownScale = false) {
   const error = rowError(dag);
   const lane = error ? null : dag.lane;
   const next = dag.next;
   // Unchanged lane, same span: only "now" moved (the span's start moves on the hour).
-  const key = [view.range, view.start, error, dag.trigger, next && next.occurrence,
+  const key = [view.range, view.start, ownScale, error, dag.trigger, next && next.occurrence,
     lane && lane.through, lane && JSON.stringify(lane.segments)].join("|");
   if (row.laneKey === key) { moveNow(row.lane, view); placeNote(row.note, view); return; }
   row.laneKey = key;
@@ -236,6 +239,10 @@ function updateLane(row, dag, view) {
   // Its current window may fill the view while its run starts after it: say when.
   else if (!shapes.starts && !shapes.band && next) note = `Next run ${when(next.occurrence)}, beyond the ${RANGE_NAMES[view.range]}.`;
   else if (!drawn) note = dag.cadence_kind === "after" ? "Runs after its parents." : "No clock-driven runs ahead.";
+  // A lane on a scale of its own says so first: its grid and widths are not the axis above.
+  if (ownScale && !error) note = `own scale: ${RANGE_NAMES[view.range]}${note ? " · " + note : ""}`;
+  row.laneRow.classList.toggle("own-scale", ownScale);
+  row.lane.dataset.range = view.range;
   drawLane(row.lane, shapes, view, `${RANGE_NAMES[view.range]} of ${dag.dag_id}${note ? ": " + note : ""}`);
   if (row.note.textContent !== note) row.note.textContent = note;
   placeNote(row.note, view);
@@ -279,16 +286,24 @@ async function load() {
   const now = Date.now();
   inFlight++;
   try {
-    const page = await api(`/page?offset=${pager.offset}&limit=${PAGE_ROWS}`);
+    const query = findQuery();
+    const page = await api(`/page?offset=${pager.offset}&limit=${PAGE_ROWS}${query ? `&${query}` : ""}`);
     if (seq !== loading) return;
     // The fleet shrank below the page shown: show its last page instead.
     if (!page.dags.length && pager.offset > 0) { pager.offset = lastPage(page.total); return load(); }
     const chosen = chosenRange();
     const range = chosen === "auto" ? autoRange(page.dags.map((dag) => dag.next), now) : chosen;
     const view = span(range, now);
-    const fill = (row, dag) => { updateRow(row, dag); updateLane(row, dag, view); };
+    const auto = chosen === "auto";
+    let own = 0; // rows on a scale of their own
+    const fill = (row, dag) => {
+      const rowView = rowSpan(dag.next, view, auto, now);
+      if (rowView !== view) own++;
+      updateRow(row, dag);
+      updateLane(row, dag, rowView, rowView !== view);
+    };
     if (!(await placeRows(page.dags, seq, fill))) return;
-    summarize(page, range, chosen, now);
+    summarize(page, range, chosen, now, own);
     drawAxis(document.getElementById("axis"), view);
     document.getElementById("error").hidden = true;
     document.body.dataset.loaded = String(seq); // every row and lane drawn (tests and benchmarks wait for it)
@@ -301,17 +316,23 @@ async function load() {
   }
 }
 
-function summarize(page, range, chosen, now) {
-  document.getElementById("empty").hidden = page.dags.length > 0;
-  const late = page.dags.filter((dag) => dag.lateness.late).length;
-  const unhealthy = page.dags.filter((dag) => dag.conditions.some((c) => c.status === "False")).length;
-  const here = showPager(page) ? " on this page" : "";
+// The counts are the server's, over every DAG that matches the search and filters (never one page's).
+function summarize(page, range, chosen, now, own = 0) {
+  const narrowed = page.total !== page.fleet_total;
+  document.getElementById("empty").hidden = page.fleet_total > 0;
+  document.getElementById("none-found").hidden = page.total > 0 || page.fleet_total === 0;
+  showPager(page);
+  const counts = page.counts;
   document.getElementById("summary").replaceChildren(
-    el("span", {}, `${numberText(page.total)} DAGs`), el("span", {}, `${late} late${here}`),
-    el("span", {}, `${unhealthy} not ready${here}`),
+    el("span", { "data-count": "total" }, narrowed ? `${numberText(page.total)} of ${numberText(page.fleet_total)} DAGs` : `${numberText(page.total)} DAGs`),
+    el("span", { "data-count": "late" }, `${numberText(counts.late)} late`),
+    el("span", { "data-count": "not_ready" }, `${numberText(counts.not_ready)} not ready`),
+    el("span", { "data-count": "failed_last" }, `${numberText(counts.failed_last)} failed last`),
+    el("span", { "data-count": "paused" }, `${numberText(counts.paused)} paused`),
     el("span", { class: "sub" }, `updated ${when(new Date(now).toISOString(), false)} UTC`));
   document.getElementById("range-used").textContent =
-    `${RANGE_NAMES[range]}${chosen === "auto" ? " (auto: every DAG's current window ends in it)" : ""}`;
+    `${RANGE_NAMES[range]}${chosen !== "auto" ? "" : own ? ` (auto: most DAGs' current windows end in it; ${own} on a scale of their own, marked)`
+      : " (auto: every DAG's current window ends in it)"}`;
   const problems = document.getElementById("problems");
   problems.hidden = page.contradictions.length === 0 && page.plan_check === "ok";
   problems.querySelector("ul").replaceChildren(
@@ -331,6 +352,8 @@ function rememberRange() {
 }
 
 rememberRange();
+showFind();
+watchFind(load);
 turnPages(load);
 load();
 setInterval(() => { if (!inFlight) load(); }, RELOAD_MS);

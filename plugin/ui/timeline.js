@@ -11,13 +11,27 @@ const DENSE_RUNS = 48; // more runs than this in the range: one band with a coun
 const US = 1000; // microseconds (a lane's unit) per millisecond (the view's)
 const TICKS = { "24h": 3 * HOUR, "7d": DAY, "35d": 7 * DAY };
 
-// The smallest range that shows, for every DAG, where its current window ends and its next one starts.
+const AUTO_SHARE = 0.9; // "Auto" picks the range that serves this share of the rows shown; the rest get their own
+
+// The smallest range that shows where a DAG's current window ends and its next one starts (null: no next run).
+function rangeFor(run, now) {
+  if (!run) return null;
+  const end = Date.parse(run.window_end);
+  return ["24h", "7d"].find((name) => end <= now + RANGES[name]) || "35d";
+}
+
+// "Auto": the smallest range that serves most of the rows shown (one weekly DAG among a hundred 5-minute
+// ones no longer turns every lane into a band); a row it cannot serve is drawn on a scale of its own.
 function autoRange(nextRuns, now) {
-  const ends = nextRuns.filter(Boolean).map((run) => Date.parse(run.window_end));
-  for (const name of ["24h", "7d"]) {
-    if (ends.every((end) => end <= now + RANGES[name])) return name;
-  }
-  return "35d";
+  const needs = nextRuns.map((run) => rangeFor(run, now)).filter(Boolean);
+  return ["24h", "7d"].find((name) => needs.filter((need) => RANGES[need] <= RANGES[name]).length >= AUTO_SHARE * needs.length)
+    || "35d";
+}
+
+// The span a row's lane is drawn over: the shared one, or under "Auto" its own when the shared is too short.
+function rowSpan(run, shared, auto, now) {
+  const own = auto ? rangeFor(run, now) : null;
+  return own && RANGES[own] > RANGES[shared.range] ? span(own, now) : shared;
 }
 
 // The visible span: a little before now (current windows show), then the range ahead. The start

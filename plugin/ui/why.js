@@ -75,6 +75,16 @@ function whyEvidence(answer) {
   return parts;
 }
 
+// The run of the lane segment asked about, in Airflow's UI. Its whole id is shown here: Airflow's run
+// list cuts a long id (tessera's run record rides in its suffix, "…~phase:0…"); the run's own page has it too.
+function whyRunLink(dagId, run) {
+  const path = `/dags/${encodeURIComponent(dagId)}/runs/${encodeURIComponent(run.run_id)}`;
+  return el("p", { class: "why-run" }, "Its run in Airflow: ",
+    airflowLink(path, run.run_id, { class: "dag-link mono", "data-run-id": run.run_id }),
+    el("span", { class: "sub" }, ` (${run.state || "no state"}). Airflow's run list cuts long run ids;`
+      + " the whole id and its record are here and on the run's own page (Details)."));
+}
+
 async function askWhy(dagId, at) {
   const dialog = whyDialog;
   const body = dialog.querySelector(".why-body");
@@ -85,6 +95,7 @@ async function askWhy(dagId, at) {
     dialog.querySelector("#why-at").value = whyShown(answer.at);
     body.replaceChildren(
       el("p", { class: "why-verdict", "data-cause": answer.cause }, answer.verdict),
+      answer.run ? whyRunLink(dagId, answer.run) : null,
       el("p", { class: "sub" }, `Schedule in force then: ${answer.schedule_in_force}`,
         answer.schedule_now !== answer.schedule_in_force ? ` · now: ${answer.schedule_now}` : ""),
       ...whyEvidence(answer).filter(Boolean));

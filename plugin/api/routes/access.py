@@ -8,10 +8,11 @@ authorized for that DAG by its dependency; a list shows only the DAGs the caller
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from airflow.api_fastapi.app import get_auth_manager
-from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
 from airflow.api_fastapi.core_api.security import requires_access_dag, requires_authenticated
 from airflow.models.dagbag import DBDagBag
 from fastapi import Depends, Request
@@ -31,6 +32,32 @@ authenticated = Depends(requires_authenticated())
 def readable(user: Any) -> set[str]:
     """The DAG ids ``user`` may read."""
     return get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
+
+
+ACTIONS = {
+    "pause": ("PUT", None),
+    "backfill": ("POST", DagAccessEntity.RUN),
+}
+"""What the Schedules page offers on a row, and the right each needs: the one Airflow's own route asks for
+(``PATCH /api/v2/dags/{dag_id}`` and tessera's pause; ``POST /api/v2/backfills``, which authorizes the run)."""
+
+
+def allowed_actions(user: Any, dag_ids: Iterable[str]) -> dict[str, dict[str, bool]]:
+    """Per DAG of ``dag_ids``, which :data:`ACTIONS` ``user`` may take: the page hides the others' buttons.
+
+    Only a hint for the page: each action's route still authorizes it (a caller who sends it anyway is refused).
+    The auth manager answers from the user's roles, which it holds, for the rows listed (at most a page).
+    """
+    manager = get_auth_manager()
+    return {
+        dag_id: {
+            name: manager.is_authorized_dag(
+                method=method, access_entity=entity, details=DagDetails(id=dag_id), user=user
+            )
+            for name, (method, entity) in ACTIONS.items()
+        }
+        for dag_id in dag_ids
+    }
 
 
 def _dag_bag(request: Request) -> DBDagBag:

@@ -32,7 +32,7 @@ def readable_fleet(user: GetUserDep) -> frozenset[str]:
     if len(mine) > MAX_FLEET_DAGS:
         raise TooMuchWork(
             f"the DAGs you may read: {len(mine):,}; a fleet-wide list answers for at most {MAX_FLEET_DAGS:,}: "
-            "read them a page at a time (/api/v1/page?offset=0&limit=1000), or one DAG at a time"
+            "read them one DAG at a time (/api/v1/dags/{dag_id}/status)"
         )
     return mine
 

@@ -21,6 +21,8 @@ UI_ASSETS = {
     "load.js": "text/javascript",
     "why.js": "text/javascript",
     "pager.js": "text/javascript",
+    "find.js": "text/javascript",
+    "actions.js": "text/javascript",
     "why.css": "text/css",
     "schedules.css": "text/css",
     "icon.svg": "image/svg+xml",

@@ -19,10 +19,11 @@ from tessera.plugin.fleet.row_errors import plan_row
 from tessera.plugin.fleet.schedules import scheduled_dag
 
 from ..._airflow import utcnow
-from ..inputs import MAX_COUNT, MAX_FLEET_RUNS, PAGE_ROWS, After, Count, PageLimit, PageOffset, Until
-from .access import read_dag, readable
-from .costs import PlannedFleetDep, planned_fleet
+from ..inputs import MAX_COUNT, MAX_FLEET_DAGS, MAX_FLEET_RUNS, PAGE_ROWS, After, Count, PageLimit, PageOffset, Until
+from .access import allowed_actions, read_dag, readable
+from .costs import PlannedFleetDep, ReadableFleet, planned_fleet, readable_fleet
 from .guarded import READABLE_DAGS, Budget, guarded_router, one_dag, route
+from .page_query import PageQueryDep
 from .refusals import SIGNED_IN, refusals
 
 router = guarded_router(tags=["plan"], responses=SIGNED_IN)
@@ -93,16 +94,29 @@ def get_plan(
     "GET",
     "/api/v1/page",
     scope=READABLE_DAGS,
-    budget=Budget.by_parameter("rows", PAGE_ROWS, "limit"),
+    budget=Budget.estimated(
+        "DAGs", MAX_FLEET_DAGS, readable_fleet, how="the DAGs the caller may read (each one's status is judged)"
+    ),
     response_model=PageResponse,
 )
-def get_page(session: SessionDep, user: GetUserDep, offset: PageOffset = 0, limit: PageLimit = PAGE_ROWS) -> Response:
-    """A page of the readable tessera DAGs, by DAG id: each one's next run, lane, status and trigger.
+def get_page(
+    session: SessionDep,
+    user: GetUserDep,
+    mine: ReadableFleet,
+    query: PageQueryDep,
+    offset: PageOffset = 0,
+    limit: PageLimit = PAGE_ROWS,
+) -> Response:
+    """A page of the readable tessera DAGs that match `search`, `tag` and `filter`, in `sort` order.
 
-    What the Schedules page reads on each load: ``plan?count=1``, ``status`` and ``triggers`` in
-    one answer, with each DAG's runs over the next 71 days as a lane of periodic segments rather than
-    one entry per run.
-    ``total`` says how many rows all the pages hold.
+    Each row holds the DAG's next run, lane, status and trigger: what the Schedules page reads on
+    each load (``plan?count=1``, ``status`` and ``triggers`` in one answer, with each DAG's runs over
+    the next 71 days as a lane of periodic segments rather than one entry per run). The search,
+    filters and sort apply to every matching DAG, not to one page: ``total`` says how many rows all
+    the pages hold, and ``counts`` how many of them are late, not ready, failed last and paused.
     """
-    page = page_data(session, user, readable(user), now=utcnow(), offset=offset, limit=limit)
+    page = page_data(session, user, mine, now=utcnow(), offset=offset, limit=limit, query=query)
+    allowed = allowed_actions(user, [row["dag_id"] for row in page["dags"]])
+    for row in page["dags"]:
+        row["may"] = allowed[row["dag_id"]]
     return Response(encode(page), media_type="application/json")

@@ -46,9 +46,10 @@ def test_a_dag_that_cannot_be_planned_answers_its_row_with_the_error_the_plan_gi
 
 def test_the_page_lists_only_the_dags_the_caller_may_read(api, monkeypatch):  # noqa: F811
     """An auth manager that lets the caller read one DAG: the page shows that row and no other."""
-    from tessera.plugin.api.routes import plan
+    from tessera.plugin.api.routes import costs
 
-    monkeypatch.setattr(plan, "readable", lambda user: {HEALTHY[0], "a_dag_that_is_not_stored"})
+    # the page reads the caller's DAGs as every fleet-wide list does (``costs.readable_fleet``)
+    monkeypatch.setattr(costs, "readable", lambda user: {HEALTHY[0], "a_dag_that_is_not_stored"})
     rows = _rows(api.call("GET", PAGE, user="viewer"))
     assert set(rows) == {HEALTHY[0]}
 

@@ -299,3 +299,38 @@ def test_a_functions_cursor_status_quotes_its_files_error_only_to_who_may_read_e
     assert limited == [("SpecValid", HIDDEN), ("Ready", HIDDEN)]
     everyone = spec_valid(Scope.of((*ALLOWED, SIBLING)))
     assert everyone[0] == ("SpecValid", f"ValueError: SECRETSIBLINGERROR in {SIBLING}")
+
+
+PAGE_QUERIES = (
+    "search=sec_",
+    "search=denied",
+    "search=pool_holder&filter=paused",
+    "filter=paused",
+    "filter=failed_last",
+    "filter=not_ready&sort=lateness",
+    "filter=late&filter=excluded_today&filter=owed",
+    "sort=next_run",
+    "tag=tessera&sort=dag_id",
+)
+"""The Schedules page's search, filters and sort, each of which judges DAGs beyond the page shown."""
+
+
+@pytest.mark.parametrize("query", PAGE_QUERIES)
+def test_the_pages_search_filters_and_counts_see_only_the_dags_the_caller_may_read(api: Api, query: str) -> None:
+    """The denied DAG is paused with a note, failed and in error: no filter finds it, and no count holds it."""
+    answer = api.call("GET", f"/tessera/api/v1/page?{query}", user=LIMITED)
+    assert answer.status_code == 200, answer.text
+    assert not _named(answer.text), answer.text[:400]
+    page = answer.json()
+    ids = {row["dag_id"] for row in page["dags"]}
+    assert all(dag_id.startswith(ALLOWED_PREFIX) for dag_id in ids), ids
+    assert page["total"] == len(ids) and sum(page["counts"].values()) <= 4 * len(ids)
+    every = api.call("GET", "/tessera/api/v1/page", user=LIMITED).json()
+    assert page["fleet_total"] == every["total"] == len([d for d in every["dags"] if d["dag_id"].startswith("sec_")])
+
+
+def test_the_admin_finds_the_denied_dag_with_the_same_filters(api: Api) -> None:
+    """The other half: the same search and filter find the denied DAG for a caller who may read it."""
+    page = api.call("GET", "/tessera/api/v1/page?search=pool_holder&filter=paused", user="admin").json()
+    assert [row["dag_id"] for row in page["dags"]] == [DENIED]
+    assert page["counts"]["paused"] == 1

@@ -332,6 +332,9 @@ def test_without_records_the_answer_names_what_is_missing(session):
     answer = ask(session, "why_every", at(6))
     assert answer.cause == "unexplained", answer.verdict
     assert any("scheduler job around 2026-11-30 12:05:00 UTC in the job table" in m for m in answer.missing)
+    # The verdict must not claim what its own evidence says is missing (it said "a scheduler was heartbeating").
+    assert "a scheduler was heartbeating" not in answer.verdict, answer.verdict
+    assert "no scheduler job around then is in the job table" in answer.verdict, answer.verdict
 
 
 def test_the_cli_prints_the_verdict_then_the_evidence_by_part(session, capsys):
