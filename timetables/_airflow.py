@@ -2,20 +2,69 @@
 
 Every private or version-sensitive Airflow name the timetables use is named here and nowhere
 else, each with a contract test in ``tests/test_airflow_doors.py``: an Airflow upgrade that
-moves or renames one fails that test and is ported in this file.
+moves or renames one fails that test and is ported in this file. Tessera runs on Airflow 3.1,
+3.2 and 3.3; what differs between them is bridged here, and the running release
+(:data:`AIRFLOW`) is read here only (``tessera.timetables.support`` refuses what it lacks).
 """
 
 from __future__ import annotations
 
+import datetime
+from typing import Any
+
+import airflow
+
 # Airflow's "now" (no public home in core): the clock the scheduler reads and time_machine freezes.
 from airflow._shared.timezones.timezone import utcnow
-from airflow.timetables.base import Timetable
+from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
+from packaging.version import Version
 
-# Timetable._decode_partition_date: how Airflow turns a run's partition_key into its partition_date;
-# PartitionPlan overrides it (under this name) to decode tessera's key formats.
+AIRFLOW: tuple[int, int] = Version(airflow.__version__).release[:2]  # type: ignore[assignment]
+"""The running Airflow's major and minor release: (3, 1), (3, 2) or (3, 3)."""
+AIRFLOW_VERSION: str = airflow.__version__
+"""The running Airflow's version as it names itself, for messages."""
+
+# Timetable._decode_partition_date (Airflow 3.3): how Airflow turns a run's partition_key into its
+# partition_date; PartitionPlan overrides it (under this name) to decode tessera's key formats.
 DECODE_PARTITION_DATE = "_decode_partition_date"
 
-OVERRIDDEN: tuple[tuple[type, str], ...] = ((Timetable, DECODE_PARTITION_DATE),)
-"""The private Airflow methods this layer overrides, with the Airflow class that defines each."""
+OVERRIDDEN: tuple[tuple[type, str], ...] = (
+    ((Timetable, DECODE_PARTITION_DATE),) if hasattr(Timetable, DECODE_PARTITION_DATE) else ()
+)
+"""The private Airflow methods this layer overrides, with the Airflow class that defines each (on this Airflow)."""
 
-__all__ = ["DECODE_PARTITION_DATE", "OVERRIDDEN", "utcnow"]
+try:
+    from airflow.exceptions import InvalidPartitionKeyError
+except ImportError:  # Airflow 3.1 and 3.2: partitions are refused before a key is ever decoded (support.py)
+
+    class InvalidPartitionKeyError(ValueError):  # type: ignore[no-redef]
+        """Stands in for Airflow 3.3's error where it does not exist."""
+
+
+def run_info(
+    run_after: datetime.datetime,
+    data_interval: DataInterval,
+    partition: tuple[datetime.datetime, str] | None,
+) -> DagRunInfo:
+    """Airflow's ``DagRunInfo`` of one run; ``partition`` (its date and key) only where Airflow has the fields.
+
+    Airflow 3.1's ``DagRunInfo`` is a two-field tuple; 3.2 added ``partition_date`` and ``partition_key``.
+    A partition is never planned on 3.1 (``partitioned=True`` is refused there), so it is dropped only as None.
+    """
+    if partition is None:
+        return DagRunInfo(run_after=run_after, data_interval=data_interval)
+    keyed: Any = DagRunInfo
+    return keyed(
+        run_after=run_after, data_interval=data_interval, partition_date=partition[0], partition_key=partition[1]
+    )
+
+
+__all__ = [
+    "AIRFLOW",
+    "AIRFLOW_VERSION",
+    "DECODE_PARTITION_DATE",
+    "OVERRIDDEN",
+    "InvalidPartitionKeyError",
+    "run_info",
+    "utcnow",
+]

@@ -6,6 +6,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 from tessera.timetables.run_policy import OVERLAPS
+from tessera.timetables.support import SCHEDULE_STATE, require
 from tessera.timetables.values import excerpt, not_unicode
 
 from . import checks as check
@@ -119,6 +120,7 @@ class Schedule:
         for field in ("max_concurrent", "max_wave_concurrent"):
             put(field, check.number(field, getattr(self, field)))
         if self.after is not None:
+            require(SCHEDULE_STATE, "after", self.after)
             put("after", check.after(self.after))
             if self.name in self.after:
                 raise ScheduleError("after", f"after: {list(self.after)!r} names the schedule itself; remove it")

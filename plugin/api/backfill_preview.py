@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from .._airflow import stored_dag
 from . import backfill_dry_run as dry_run
 from .errors import Invalid
 from .excluded import excluded_runs
@@ -183,10 +184,8 @@ def preview_dag(
     dag: Any, *, from_date: datetime.datetime, to_date: datetime.datetime, budget: Budget | None = None
 ) -> BackfillPreview:
     """The runs ``airflow backfill create`` creates for a DAG loaded from its file, before it is deployed."""
-    from airflow.serialization.serialized_objects import DagSerialization
-
     _check_range(from_date, to_date)
-    stored = DagSerialization.from_dict(DagSerialization.to_dict(dag))  # what the dag-processor stores
+    stored = stored_dag(dag)  # what the dag-processor stores
     dry_run.check_backfill(stored, from_date=from_date, to_date=to_date, reprocess_behavior=None)
     infos = dry_run.runs_in_range(stored, from_date=from_date, to_date=to_date)
     taken = take_runs(infos, budget or Budget(), dag_id=dag.dag_id, from_date=from_date, to_date=to_date)

@@ -16,6 +16,7 @@ from airflow.models.dag import DagModel
 from airflow.models.serialized_dag import SerializedDagModel
 from sqlalchemy import select
 
+from .._airflow import decode_timetable
 from .load import FleetDag
 
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ def _instant(value: object) -> datetime.datetime | None:
 
 
 def _fleet_dag(dag_id: str, data: dict) -> FleetDag:
-    from airflow.serialization.decoders import decode_timetable
-
     try:
         dag = data["dag"]
         return FleetDag(

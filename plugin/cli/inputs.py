@@ -33,6 +33,7 @@ from typing import Any
 from tessera.operators import outbound
 from tessera.timetables.values import not_unicode
 
+from .._airflow import dag_bag_class
 from ..api.inputs import MAX_COUNT, supported_instant
 
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
@@ -200,8 +201,7 @@ def _excerpt(body: bytes) -> str:
 
 def load_dags(path: str) -> Any:
     """Airflow's ``DagBag`` of the DAG files at ``path``, or :class:`Refused` if it is not DAG files."""
-    from airflow.dag_processing.dagbag import DagBag
-
+    DagBag = dag_bag_class()
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
