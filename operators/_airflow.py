@@ -69,6 +69,14 @@ def stats_and_conf(where: str) -> tuple[Any, Any]:
     return Stats, conf
 
 
+def runtime_task_instance() -> type:
+    """The Task SDK's task instance as a worker runs it (``airflow.sdk.execution_time.task_runner``, the SDK's
+    own module: no public home, and one that moves as the Task SDK grows)."""
+    from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
+
+    return RuntimeTaskInstance
+
+
 def asset_scope(asset_id: int) -> Any:
     """Airflow's ``AssetScope`` for ``asset_id``: the key of an asset's state store on the server side.
 
@@ -120,6 +128,7 @@ __all__ = [
     "dialect_name",
     "run_created_at",
     "run_created_columns",
+    "runtime_task_instance",
     "stats_and_conf",
     "task_utcnow",
     "utcnow",

@@ -46,6 +46,36 @@ def airflow_db():
     return os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
 
 
+# -- Airflow releases older than 3.3 (the compatibility tier, tests/compat) ---------------------------
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """A test that meets tessera's refusal of a feature this Airflow cannot carry is skipped as ``refused: ...``."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None:
+        from .compat import reason, refused_feature
+
+        feature = refused_feature(call.excinfo.value)
+        if feature is not None:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, reason(feature))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-untyped-def]
+    """A test module that declares such a feature at import is skipped as ``refused: ...`` too."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and "NeedsNewerAirflow: " in str(report.longrepr):
+        from .compat import REFUSED
+
+        refusal = str(report.longrepr).split("NeedsNewerAirflow: ", 1)[1].splitlines()[0]
+        report.outcome = "skipped"
+        report.longrepr = (str(collector.path), 0, f"{REFUSED}{refusal}")
+
+
 # -- order and distribution (pytest-randomly, pytest-xdist) -----------------------------------------
 
 _COLLECTED_AT = pytest.StashKey[int]()

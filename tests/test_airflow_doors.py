@@ -91,9 +91,28 @@ CONTRACTS = [
         ("run_after", "data_interval", "partition_date", "partition_key"),
         airflow=_FROM_32,
     ),
+    Contract(
+        "timetables",
+        "next_run_info",
+        "airflow.timetables.base",
+        "Timetable.next_dagrun_info_v2",
+        ("self", "last_dagrun_info", "restriction"),
+        airflow=_FROM_32,
+    ),
+    Contract(
+        "timetables",
+        "next_run_info",
+        "airflow.timetables.base",
+        "Timetable.next_dagrun_info",
+        ("self", "last_automated_data_interval", "restriction"),
+    ),
+    Contract(
+        "timetables", "partition_date_of", "airflow.timetables.base", "DagRunInfo.partition_date", airflow=_FROM_32
+    ),
     Contract("operators", "utcnow", _TIMEZONE, "utcnow", reexported=True),
     Contract("operators", "task_utcnow", "airflow.sdk._shared.timezones.timezone", "utcnow", reexported=True),
     Contract("operators", "asset_scope", "airflow._shared.state", "AssetScope", ("asset_id",), airflow=("3.3",)),
+    Contract("operators", "runtime_task_instance", "airflow.sdk.execution_time.task_runner", "RuntimeTaskInstance"),
     Contract("operators", "asset_state_backend", "airflow.state", "get_state_backend", airflow=("3.3",)),
     Contract(
         "operators",
@@ -188,6 +207,7 @@ STRUCTURAL = {("timetables", "OVERRIDDEN"), ("timetables", "AIRFLOW"), ("timetab
 STAND_INS = {
     ("timetables", "DECODE_PARTITION_DATE"): ("3.1", "3.2"),
     ("timetables", "InvalidPartitionKeyError"): ("3.1", "3.2"),
+    ("timetables", "partition_date_of"): ("3.1",),
     ("operators", "asset_scope"): ("3.1", "3.2"),
     ("operators", "asset_state_backend"): ("3.1", "3.2"),
     ("operators", "asset_state_accessor"): ("3.1", "3.2"),

@@ -59,12 +59,32 @@ def run_info(
     )
 
 
+def next_run_info(timetable: Timetable, *, last_dagrun_info: DagRunInfo | None, restriction: Any) -> DagRunInfo | None:
+    """The run any timetable (tessera's or Airflow's own) plans after ``last_dagrun_info``, as the scheduler asks.
+
+    ``next_dagrun_info_v2`` arrived in Airflow 3.2; on 3.1 the scheduler asks ``next_dagrun_info``
+    with the last automated run's window, which is what this passes it there.
+    """
+    step = getattr(timetable, "next_dagrun_info_v2", None)
+    if step is not None:
+        return step(last_dagrun_info=last_dagrun_info, restriction=restriction)
+    last = None if last_dagrun_info is None else last_dagrun_info.data_interval
+    return timetable.next_dagrun_info(last_automated_data_interval=last, restriction=restriction)
+
+
+def partition_date_of(info: DagRunInfo) -> datetime.datetime | None:
+    """A planned run's ``partition_date`` (None: not partitioned, or Airflow 3.1, whose runs have none)."""
+    return getattr(info, "partition_date", None)
+
+
 __all__ = [
     "AIRFLOW",
     "AIRFLOW_VERSION",
     "DECODE_PARTITION_DATE",
     "OVERRIDDEN",
     "InvalidPartitionKeyError",
+    "next_run_info",
+    "partition_date_of",
     "run_info",
     "utcnow",
 ]

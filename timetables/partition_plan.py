@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
-from ._airflow import InvalidPartitionKeyError, run_info, utcnow
+from ._airflow import InvalidPartitionKeyError, partition_date_of, run_info, utcnow
 from ._time.durations import shown
 from ._time.supported import END_READING, FIRST_READING, YEARS
 from .instants import from_us, to_us
@@ -88,9 +88,10 @@ class PartitionPlan:
         """
         if info.data_interval is not None:
             return to_us(info.data_interval.end)
-        if self._partition_keys is None or info.partition_date is None:
+        partition_date = partition_date_of(info)
+        if self._partition_keys is None or partition_date is None:
             return None
-        return self._plan.cadence.following(to_us(info.partition_date)) - self._plan.delay
+        return self._plan.cadence.following(to_us(partition_date)) - self._plan.delay
 
     @property
     def key_format(self) -> str | None:

@@ -38,6 +38,7 @@ from airflow.utils.types import DagRunType
 from sqlalchemy import select, tuple_
 
 from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.support import next_run_info
 
 from .._airflow import utcnow
 from . import skip_events
@@ -94,7 +95,7 @@ def _suspended_tick(dag: Any, newest_tick: DagRun | None, now: datetime.datetime
         last = DagRunInfo(run_after=newest_tick.run_after, data_interval=interval)
     restriction = TimeRestriction(earliest=dag.start_date, latest=None, catchup=False)
     try:
-        info = dag.timetable.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
+        info = next_run_info(dag.timetable, last_dagrun_info=last, restriction=restriction)
     except Exception:  # a broken timetable is reported by SpecValid, not here
         return None
     if info is None or info.run_after > now:

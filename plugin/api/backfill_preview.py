@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from tessera.timetables.support import partition_date_of
+
 from .._airflow import stored_dag
 from . import backfill_dry_run as dry_run
 from .errors import Invalid
@@ -113,7 +115,7 @@ def _range(from_date: datetime.datetime, to_date: datetime.datetime) -> str:
 
 
 def _when(info: Any) -> str:
-    moment = info.logical_date or info.partition_date or info.run_after
+    moment = info.logical_date or partition_date_of(info) or info.run_after
     return moment.isoformat()
 
 

@@ -23,6 +23,8 @@ from airflow.timetables.interval import DeltaDataIntervalTimetable
 from airflow.timetables.simple import AssetTriggeredTimetable, ContinuousTimetable, NullTimetable, OnceTimetable
 from airflow.timetables.trigger import DeltaTriggerTimetable
 
+from tessera.timetables.support import next_run_info
+
 from .._airflow import coerce_datetime
 
 MAX_STEPS = 64
@@ -68,13 +70,17 @@ class _Clock:
 
     def first_from(self, moment: datetime.datetime) -> DagRunInfo | None:
         earliest = moment if self.start is None or moment > self.start else self.start
-        return self.timetable.next_dagrun_info_v2(
-            last_dagrun_info=None, restriction=TimeRestriction(earliest=earliest, latest=self.end, catchup=True)
+        return next_run_info(
+            self.timetable,
+            last_dagrun_info=None,
+            restriction=TimeRestriction(earliest=earliest, latest=self.end, catchup=True),
         )
 
     def after(self, info: DagRunInfo) -> DagRunInfo | None:
-        return self.timetable.next_dagrun_info_v2(
-            last_dagrun_info=info, restriction=TimeRestriction(earliest=self.start, latest=self.end, catchup=True)
+        return next_run_info(
+            self.timetable,
+            last_dagrun_info=info,
+            restriction=TimeRestriction(earliest=self.start, latest=self.end, catchup=True),
         )
 
     def newest_due(self, at: datetime.datetime) -> DagRunInfo | None:

@@ -16,9 +16,10 @@ import time
 
 import pytest
 import time_machine
-from airflow.dag_processing.dagbag import DagBag
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction, Timetable
 from airflow.utils.types import DagRunType
+
+from tests.compat.airflow_names import DagBag
 
 from .conftest import POSTGRES_DAGS, SCHEDULERS, start_postgres_stack
 from .harness import AirflowHome, StoredRun

@@ -11,8 +11,9 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from airflow.dag_processing.dagbag import DagBag
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
+
+from tests.compat.airflow_names import DagBag
 
 from .harness import DAGS_SOURCE, AirflowHome
 

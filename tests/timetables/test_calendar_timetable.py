@@ -9,14 +9,13 @@ from pathlib import Path
 import pendulum
 import pytest
 import time_machine
-from airflow.dag_processing.dagbag import DagBag
 from airflow.models.dagrun import DagRun
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 
 from tessera.timetables import Backfill, Calendar, Every, Fixed, Spread, anti_herd
 from tessera.timetables.run_info import schedule_of
+from tests.compat.airflow_names import DagBag, DagSerialization
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "dags_examples"
 NEW_YORK = "America/New_York"

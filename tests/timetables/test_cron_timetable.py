@@ -10,13 +10,12 @@ from pathlib import Path
 import pendulum
 import pytest
 import time_machine
-from airflow.dag_processing.dagbag import DagBag
 from airflow.models.dag import DagModel
-from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 
 from tessera.timetables import Backfill, Cron, Fixed, Latest, Spread
 from tessera.timetables.cron import CronInvalid
+from tests.compat.airflow_names import DagBag, DagSerialization
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "dags_examples"
 

@@ -8,13 +8,12 @@ from datetime import datetime, timedelta, timezone
 import pendulum
 import pytest
 import time_machine
-from airflow.dag_processing.dagbag import DagBag
 from airflow.models.dag import DagModel
-from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 
 from tessera.plugin.macros import interval_ms, phase_ms
 from tessera.timetables import Backfill, Every, Fixed, Latest
+from tests.compat.airflow_names import DagBag, DagSerialization
 
 UTC = timezone.utc
 

@@ -8,11 +8,11 @@ import pendulum
 import pytest
 import time_machine
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 
 from tessera.timetables import Calendar, Cron, Every, between, holidays_of
 from tessera.timetables.exclusions import MAX_CALENDARS, MAX_ENTRIES
+from tests.compat.airflow_names import DagSerialization
 
 LONDON = "Europe/London"
 UTC = datetime.timezone.utc

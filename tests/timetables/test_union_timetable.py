@@ -9,12 +9,12 @@ import pendulum
 import pytest
 import time_machine
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tessera.timetables import Backfill, Calendar, Cron, Every, Fixed, Spread, Union, between, holidays_of
+from tests.compat.airflow_names import DagSerialization
 
 UTC = datetime.timezone.utc
 ZONES = sorted(zoneinfo.available_timezones() - {"localtime", "Factory"})

@@ -9,13 +9,16 @@ or a feature that silently does less. The running release is read in the timetab
 The support table of the documentation (``docs/reference/support.md``) lists the same features;
 the compatibility tier (``scripts/compat.sh``) records what it ran on each release and
 ``tests/test_support_table.py`` holds the page to both.
+
+The layers above step any timetable, and read a planned run's partition date, through
+:func:`next_run_info` and :func:`partition_date_of` (from the door), which bridge Airflow 3.1.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._airflow import AIRFLOW, AIRFLOW_VERSION
+from .._airflow import AIRFLOW, AIRFLOW_VERSION, next_run_info, partition_date_of
 from ..values import excerpt
 
 
@@ -57,6 +60,14 @@ FEATURES = (PARTITIONS, EXACT_RETRY_WAITS, SCHEDULE_STATE)
 """Every feature some supported Airflow release cannot carry (the rest runs on 3.1, 3.2 and 3.3)."""
 
 
+class NeedsNewerAirflow(ValueError):
+    """A feature declared on an Airflow release that cannot carry it; ``feature`` says which."""
+
+    def __init__(self, message: str, feature: Feature) -> None:
+        super().__init__(message)
+        self.feature = feature
+
+
 def carried(feature: Feature) -> bool:
     """Whether the running Airflow carries ``feature``."""
     return AIRFLOW >= feature.since
@@ -65,15 +76,28 @@ def carried(feature: Feature) -> bool:
 def require(feature: Feature, field: str, value: object) -> None:
     """Refuse ``field`` (given ``value``) when the running Airflow cannot carry ``feature``; else nothing.
 
-    A ``ValueError`` in the words of every refusal ("`field`: value; rule and fix"), raised where
-    the DAG file declares the feature, so Airflow stores it as the file's import error.
+    A ``ValueError`` (:class:`NeedsNewerAirflow`) in the words of every refusal ("`field`: value;
+    rule and fix"), raised where the DAG file declares the feature, so Airflow stores it as the
+    file's import error.
     """
     if carried(feature):
         return
-    raise ValueError(
+    raise NeedsNewerAirflow(
         f"{field}: {excerpt(value)}; {feature.name} needs Airflow {feature.since_text} or newer and this is "
-        f"Airflow {AIRFLOW_VERSION} ({feature.because}); upgrade Airflow to {feature.since_text}, or remove {field}"
+        f"Airflow {AIRFLOW_VERSION} ({feature.because}); upgrade Airflow to {feature.since_text}, or remove {field}",
+        feature,
     )
 
 
-__all__ = ["EXACT_RETRY_WAITS", "FEATURES", "PARTITIONS", "SCHEDULE_STATE", "Feature", "carried", "require"]
+__all__ = [
+    "EXACT_RETRY_WAITS",
+    "FEATURES",
+    "PARTITIONS",
+    "SCHEDULE_STATE",
+    "Feature",
+    "NeedsNewerAirflow",
+    "carried",
+    "next_run_info",
+    "partition_date_of",
+    "require",
+]

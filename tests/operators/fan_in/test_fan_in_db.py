@@ -79,10 +79,11 @@ class Deployment:
 
     def __init__(self, folder: Path, source: str = DAGS, prefix: str = "t4_") -> None:
         from airflow.dag_processing.bundles.manager import DagBundlesManager
-        from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
         from airflow.models.dag import DagModel
         from airflow.utils.session import create_session
         from sqlalchemy import update
+
+        from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
         (folder / "dags.py").write_text(f"FRESHNESS_HOURS = {FRESHNESS_HOURS}\n" + textwrap.dedent(source))
         DagBundlesManager().sync_bundles_to_db()

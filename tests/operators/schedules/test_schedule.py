@@ -7,9 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from airflow.dag_processing.dagbag import DagBag
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 
 from tessera.operators.schedules.checks import ScheduleError
 from tessera.operators.schedules.identity import RECORD_KEY, asset_uri, schedule_tag
@@ -19,6 +17,7 @@ from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet, load_schedules
 from tessera.timetables import Cron
 from tessera.timetables.run_policy import RunPolicy
+from tests.compat.airflow_names import DagBag, DagSerialization
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "dags_examples"
 
