@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.compat import FEATURE_TESTS, REFUSED, SHIPPED
+from tests.compat import FEATURE_TESTS, NOT_RUN, REFUSED, SHIPPED
 from tests.shipped.distribution import BIN, REPO, build, constraints
 
 SUPPORT_JSON = REPO / "docs" / "reference" / "support.json"
@@ -67,8 +67,9 @@ def moved_by_install(before: dict[str, str], after: dict[str, str]) -> list[str]
                   if after.get(name) != pinned)  # fmt: skip
 
 
-def feature_results(reports: list[Path]) -> dict[str, str]:
-    """Each support-table row as the tier ran it: ``yes``, ``refused`` or ``FAILED``, from pytest's JUnit XML."""
+def feature_results(reports: list[Path], untested: dict[str, str]) -> dict[str, str]:
+    """Each support-table row as the tier ran it: ``yes``, ``refused``, ``untested`` (not run, see
+    :data:`tests.compat.NOT_RUN`) or ``FAILED``, from pytest's JUnit XML."""
     outcomes: dict[str, list[str]] = {}
     for report in reports:
         for case in ElementTree.parse(report).iter("testcase"):
@@ -89,7 +90,9 @@ def feature_results(reports: list[Path]) -> dict[str, str]:
     rows = {}
     for row, files in [*FEATURE_TESTS.items(), (SHIPPED, ("shipped",))]:
         found = [outcome for path in files for outcome in outcomes.get(path, [])]
-        if "failed" in found or not found:
+        if row in untested:
+            rows[row] = "untested"
+        elif "failed" in found or not found:
             rows[row] = "FAILED"
         elif row in gated and "refused" in found:
             rows[row] = "refused"
@@ -138,7 +141,8 @@ def tier(release: str, work: Path) -> dict[str, object]:
     env = {**os.environ, "TESSERA_TEST_AIRFLOW_HOME": str(work / "airflow-home")}
     for name in ("VIRTUAL_ENV", "PYTHONPATH", "AIRFLOW_HOME", "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"):
         env.pop(name, None)
-    fast = sorted({path for files in FEATURE_TESTS.values() for path in files})
+    untested = NOT_RUN.get(".".join(release.split(".")[:2]), {})
+    fast = sorted({path for row, files in FEATURE_TESTS.items() if row not in untested for path in files})
     reports = [work / "fast.xml", work / "shipped.xml"]
     pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     with _timed("fast tier", times):
@@ -150,7 +154,7 @@ def tier(release: str, work: Path) -> dict[str, object]:
     installed = _freeze(uv, python, work)
     return {
         "airflow": installed["apache-airflow"],
-        "features": feature_results([report for report in reports if report.exists()]),
+        "features": feature_results([report for report in reports if report.exists()], untested),
         "seconds": times,
     }
 
