@@ -38,6 +38,14 @@ except ImportError:  # Airflow 3.1 and 3.2
     RetryDecision = None  # type: ignore[assignment,misc]
 
 
+def task_states(*names: str) -> list[Any]:
+    """Airflow's ``TaskInstanceState`` members of these names that this release has (``AWAITING_INPUT``,
+    a task waiting for a person's answer, arrived in Airflow 3.2)."""
+    from airflow.utils.state import TaskInstanceState
+
+    return [getattr(TaskInstanceState, name) for name in names if hasattr(TaskInstanceState, name)]
+
+
 def dialect_name(session: Session) -> str:
     """The database dialect of ``session`` (``sqlite``, ``postgresql``, ``mysql``).
 
@@ -130,6 +138,7 @@ __all__ = [
     "run_created_columns",
     "runtime_task_instance",
     "stats_and_conf",
+    "task_states",
     "task_utcnow",
     "utcnow",
 ]

@@ -82,7 +82,14 @@ CONTRACTS = [
         reexported=True,
         airflow=("3.3",),
     ),
-    Contract("timetables", "run_info", "airflow.timetables.base", "DagRunInfo", ("run_after", "data_interval")),
+    Contract(
+        "timetables",
+        "run_info",
+        "airflow.timetables.base",
+        "DagRunInfo",
+        ("run_after", "data_interval"),
+        airflow=("3.1",),
+    ),
     Contract(
         "timetables",
         "run_info",
@@ -109,6 +116,23 @@ CONTRACTS = [
     Contract(
         "timetables", "partition_date_of", "airflow.timetables.base", "DagRunInfo.partition_date", airflow=_FROM_32
     ),
+    Contract(
+        "timetables",
+        "stored_run_info",
+        "airflow.timetables.base",
+        "Timetable.next_run_info_from_dag_model",
+        ("self", "dag_model"),
+        airflow=_FROM_32,
+    ),
+    Contract(
+        "timetables",
+        "stored_run_info",
+        "airflow.models.dag",
+        "get_next_data_interval",
+        ("dag", "dag_model"),
+        True,
+        airflow=("3.1",),
+    ),
     Contract("operators", "utcnow", _TIMEZONE, "utcnow", reexported=True),
     Contract("operators", "task_utcnow", "airflow.sdk._shared.timezones.timezone", "utcnow", reexported=True),
     Contract("operators", "asset_scope", "airflow._shared.state", "AssetScope", ("asset_id",), airflow=("3.3",)),
@@ -129,6 +153,8 @@ CONTRACTS = [
     ),
     Contract("operators", "RetryPolicy", "airflow.sdk", "RetryPolicy", reexported=True, airflow=("3.3",)),
     Contract("operators", "RetryDecision", "airflow.sdk", "RetryDecision", reexported=True, airflow=("3.3",)),
+    Contract("operators", "task_states", "airflow.utils.state", "TaskInstanceState.AWAITING_INPUT", airflow=_FROM_32),
+    Contract("operators", "task_states", "airflow.utils.state", "TaskInstanceState.DEFERRED"),
     Contract(
         "operators",
         "dialect_name",

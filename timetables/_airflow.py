@@ -15,7 +15,7 @@ from typing import Any
 import airflow
 
 # Airflow's "now" (no public home in core): the clock the scheduler reads and time_machine freezes.
-from airflow._shared.timezones.timezone import utcnow
+from airflow._shared.timezones.timezone import coerce_datetime, utcnow
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 from packaging.version import Version
 
@@ -41,22 +41,40 @@ except ImportError:  # Airflow 3.1 and 3.2: partitions are refused before a key 
         """Stands in for Airflow 3.3's error where it does not exist."""
 
 
+_KEYED = "partition_key" in DagRunInfo._fields
+"""Whether Airflow's ``DagRunInfo`` carries a partition (Airflow 3.2 added the fields, and requires them in 3.2)."""
+
+
 def run_info(
     run_after: datetime.datetime,
-    data_interval: DataInterval,
-    partition: tuple[datetime.datetime, str] | None,
+    data_interval: DataInterval | None,
+    partition: tuple[datetime.datetime, str] | None = None,
 ) -> DagRunInfo:
-    """Airflow's ``DagRunInfo`` of one run; ``partition`` (its date and key) only where Airflow has the fields.
+    """Airflow's ``DagRunInfo`` of one run, ``partition`` its date and key (None: not partitioned).
 
-    Airflow 3.1's ``DagRunInfo`` is a two-field tuple; 3.2 added ``partition_date`` and ``partition_key``.
-    A partition is never planned on 3.1 (``partitioned=True`` is refused there), so it is dropped only as None.
+    Airflow 3.1's ``DagRunInfo`` is a two-field tuple; 3.2 added ``partition_date`` and ``partition_key``
+    as required fields (3.3 gives them defaults). A partition is never planned on 3.1 (support.py refuses it).
     """
-    if partition is None:
-        return DagRunInfo(run_after=run_after, data_interval=data_interval)
+    if not _KEYED:
+        return DagRunInfo(run_after=run_after, data_interval=data_interval)  # type: ignore[arg-type]
+    date, key = partition if partition is not None else (None, None)
     keyed: Any = DagRunInfo
-    return keyed(
-        run_after=run_after, data_interval=data_interval, partition_date=partition[0], partition_key=partition[1]
-    )
+    return keyed(run_after=run_after, data_interval=data_interval, partition_date=date, partition_key=key)
+
+
+def stored_run_info(timetable: Timetable, dag_model: Any) -> DagRunInfo | None:
+    """The next run the scheduler stored for ``dag_model`` (``Timetable.next_run_info_from_dag_model``, 3.2).
+
+    Airflow 3.1 has no such method (its scheduler reads the DAG model's fields itself): the same
+    reading, without the partition fields 3.1 does not have.
+    """
+    theirs = getattr(Timetable, "next_run_info_from_dag_model", None)
+    if theirs is not None:
+        return theirs(timetable, dag_model=dag_model)
+    from airflow.models.dag import get_next_data_interval
+
+    run_after = coerce_datetime(dag_model.next_dagrun_create_after)
+    return None if run_after is None else run_info(run_after, get_next_data_interval(timetable, dag_model))
 
 
 def next_run_info(timetable: Timetable, *, last_dagrun_info: DagRunInfo | None, restriction: Any) -> DagRunInfo | None:
@@ -86,5 +104,6 @@ __all__ = [
     "next_run_info",
     "partition_date_of",
     "run_info",
+    "stored_run_info",
     "utcnow",
 ]

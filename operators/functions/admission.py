@@ -48,7 +48,7 @@ from sqlalchemy import and_, insert, or_, select, update
 
 from tessera.timetables.policies import missed_deadline
 
-from .._airflow import dialect_name, utcnow
+from .._airflow import dialect_name, task_states, utcnow
 from . import metrics, skip_events
 from .missed_ticks import missed_ticks
 from .pause_history import was_paused_at_creation
@@ -71,16 +71,9 @@ log = logging.getLogger(__name__)
 
 # A fire is in flight from admission until its task instance finishes; None means
 # "admitted, not scheduled yet" (the task may be waiting for upstream tasks).
-_UNFINISHED = [
-    TaskInstanceState.SCHEDULED,
-    TaskInstanceState.QUEUED,
-    TaskInstanceState.RUNNING,
-    TaskInstanceState.RESTARTING,
-    TaskInstanceState.UP_FOR_RETRY,
-    TaskInstanceState.UP_FOR_RESCHEDULE,
-    TaskInstanceState.DEFERRED,
-    TaskInstanceState.AWAITING_INPUT,
-]
+_UNFINISHED = task_states(
+    "SCHEDULED", "QUEUED", "RUNNING", "RESTARTING", "UP_FOR_RETRY", "UP_FOR_RESCHEDULE", "DEFERRED", "AWAITING_INPUT"
+)
 
 
 def ensure_dispatch_pool(session: Session) -> None:

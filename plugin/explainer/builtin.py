@@ -23,7 +23,7 @@ from airflow.timetables.interval import DeltaDataIntervalTimetable
 from airflow.timetables.simple import AssetTriggeredTimetable, ContinuousTimetable, NullTimetable, OnceTimetable
 from airflow.timetables.trigger import DeltaTriggerTimetable
 
-from tessera.timetables.support import next_run_info
+from tessera.timetables.support import next_run_info, run_info
 
 from .._airflow import coerce_datetime
 
@@ -122,7 +122,7 @@ def _relative(clock: _Clock, at: datetime.datetime, anchor: Any) -> tuple[Any, .
     """Step a relative schedule from the newest run at or before ``at``: (previous, focus, following, cut)."""
     if anchor is not None and anchor.data_interval_end is not None:
         interval = DataInterval(anchor.data_interval_start, anchor.data_interval_end)
-        focus: DagRunInfo | None = DagRunInfo(run_after=anchor.run_after, data_interval=interval)
+        focus: DagRunInfo | None = run_info(anchor.run_after, interval)
         following = clock.after(focus)  # type: ignore[arg-type]
     else:
         focus, following = None, clock.first_from(clock.start) if clock.start is not None else None

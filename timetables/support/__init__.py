@@ -10,15 +10,16 @@ The support table of the documentation (``docs/reference/support.md``) lists the
 the compatibility tier (``scripts/compat.sh``) records what it ran on each release and
 ``tests/test_support_table.py`` holds the page to both.
 
-The layers above step any timetable, and read a planned run's partition date, through
-:func:`next_run_info` and :func:`partition_date_of` (from the door), which bridge Airflow 3.1.
+The layers above step any timetable, build a run's ``DagRunInfo`` and read its partition date
+through :func:`next_run_info`, :func:`run_info` and :func:`partition_date_of` (from the door),
+which bridge Airflow 3.1 and 3.2.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._airflow import AIRFLOW, AIRFLOW_VERSION, next_run_info, partition_date_of
+from .._airflow import AIRFLOW, AIRFLOW_VERSION, next_run_info, partition_date_of, run_info
 from ..values import excerpt
 
 
@@ -100,4 +101,5 @@ __all__ = [
     "next_run_info",
     "partition_date_of",
     "require",
+    "run_info",
 ]
