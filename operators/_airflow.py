@@ -40,7 +40,7 @@ except ImportError:  # Airflow 3.1 and 3.2
 
 def task_states(*names: str) -> list[Any]:
     """Airflow's ``TaskInstanceState`` members of these names that this release has (``AWAITING_INPUT``,
-    a task waiting for a person's answer, arrived in Airflow 3.2)."""
+    a task waiting for a person's answer, arrived in Airflow 3.3)."""
     from airflow.utils.state import TaskInstanceState
 
     return [getattr(TaskInstanceState, name) for name in names if hasattr(TaskInstanceState, name)]

@@ -50,6 +50,12 @@ def stored_dag(dag: Any) -> Any:
     return DagSerialization.from_dict(DagSerialization.to_dict(dag))
 
 
+def allowed_run_types(dag: Any) -> Any:
+    """The run types a DAG (or its model) allows, None for all (``allowed_run_types`` arrived in Airflow 3.2;
+    before it every DAG allows every run type)."""
+    return getattr(dag, "allowed_run_types", None)
+
+
 def run_column(name: str) -> Any:
     """``DagRun``'s column ``name``, or a NULL labelled so where this Airflow has no such column
     (``created_at``, ``partition_key`` and ``partition_date`` arrived in Airflow 3.2)."""
@@ -140,6 +146,7 @@ def commit_guards(session: Any) -> list[Any]:
 
 
 __all__ = [
+    "allowed_run_types",
     "coerce_datetime",
     "commit_guards",
     "dag_bag_class",

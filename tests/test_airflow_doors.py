@@ -153,7 +153,7 @@ CONTRACTS = [
     ),
     Contract("operators", "RetryPolicy", "airflow.sdk", "RetryPolicy", reexported=True, airflow=("3.3",)),
     Contract("operators", "RetryDecision", "airflow.sdk", "RetryDecision", reexported=True, airflow=("3.3",)),
-    Contract("operators", "task_states", "airflow.utils.state", "TaskInstanceState.AWAITING_INPUT", airflow=_FROM_32),
+    Contract("operators", "task_states", "airflow.utils.state", "TaskInstanceState.AWAITING_INPUT", airflow=("3.3",)),
     Contract("operators", "task_states", "airflow.utils.state", "TaskInstanceState.DEFERRED"),
     Contract(
         "operators",
@@ -174,6 +174,7 @@ CONTRACTS = [
     Contract("operators", "run_created_at", "airflow.models.dagrun", "DagRun.created_at", airflow=_FROM_32),
     Contract("plugin", "run_column", "airflow.models.dagrun", "DagRun.partition_date", airflow=_FROM_32),
     Contract("plugin", "run_created", "airflow.models.dagrun", "DagRun.created_at", airflow=_FROM_32),
+    Contract("plugin", "allowed_run_types", "airflow.models.dag", "DagModel.allowed_run_types", airflow=_FROM_32),
     Contract("plugin", "dag_bag_class", "airflow.dag_processing.dagbag", "DagBag", airflow=_FROM_32),
     Contract("plugin", "dag_bag_class", "airflow.models.dagbag", "DagBag", airflow=("3.1",)),
     Contract("plugin", "decode_timetable", "airflow.serialization.decoders", "decode_timetable", airflow=_FROM_32),
@@ -240,8 +241,10 @@ STAND_INS = {
     ("operators", "RetryPolicy"): ("3.1", "3.2"),
     ("operators", "RetryDecision"): ("3.1", "3.2"),
     ("operators", "dialect_name"): ("3.1",),
+    ("operators", "task_states"): ("3.1", "3.2"),
     ("operators", "run_created_at"): ("3.1",),
     ("plugin", "run_column"): ("3.1",),
+    ("plugin", "allowed_run_types"): ("3.1",),
     ("plugin", "run_created"): ("3.1",),
 }
 """Door names with no Airflow home on some releases: the door stands in there (a fallback, or a name whose

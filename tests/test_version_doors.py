@@ -52,7 +52,8 @@ MEMBERS = {
     "partition_key": "timetables door's run_info, or plugin door's run_column (Airflow 3.2 added it)",
     "partition_date": "tessera.timetables.support.partition_date_of (Airflow 3.2 added it)",
     "created_at": "operators door's run_created_at/run_created_columns, plugin door's run_column (3.2 added it)",
-    "AWAITING_INPUT": "operators door's task_states (Airflow 3.2 added the state)",
+    "AWAITING_INPUT": "operators door's task_states (Airflow 3.3 added the state)",
+    "allowed_run_types": "plugin door's allowed_run_types (Airflow 3.2 added it)",
 }
 """Members of Airflow's runs, run infos and timetables (read, called or passed) that only some releases have."""
 OWNERS = {
@@ -61,6 +62,7 @@ OWNERS = {
     "partition_date": {"DagRun", "DagRunInfo", "info", "dag_run", "dr"},
     "created_at": {"DagRun", "dag_run", "dr"},  # DagVersion's and Backfill's are on every release
     "AWAITING_INPUT": {"TaskInstanceState", "State", "DagRunState"},
+    "allowed_run_types": {"dag", "dag_model", "DagModel", "stored"},
 }
 """The names (in tessera's code) whose member it is, per member; None: any name but ``self``."""
 

@@ -52,11 +52,12 @@ def check_backfill(
     from airflow.models.backfill import ReprocessBehavior
     from airflow.utils.types import DagRunType
 
-    from .._airflow import validate_backfill_params
+    from .._airflow import allowed_run_types, validate_backfill_params
 
     if not dag.timetable.periodic:
         raise Invalid(f"dag_id: {dag.dag_id!r} has a non-periodic schedule; backfill refuses it")
-    if dag.allowed_run_types is not None and DagRunType.BACKFILL_JOB not in dag.allowed_run_types:
+    allowed = allowed_run_types(dag)
+    if allowed is not None and DagRunType.BACKFILL_JOB not in allowed:
         raise Invalid(f"dag_id: {dag.dag_id!r} does not allow backfill runs (allowed_run_types)")
     behavior = None if reprocess_behavior is None else ReprocessBehavior(reprocess_behavior)
     try:

@@ -14,6 +14,7 @@ import pytest
 
 from tessera.timetables.support import (
     EXACT_RETRY_WAITS,
+    FEATURES,
     PARTITIONS,
     SCHEDULE_STATE,
     Feature,
@@ -48,12 +49,11 @@ FEATURE_TESTS: dict[str, tuple[str, ...]] = {
 }
 """Each row of the support table and the fast-tier files that show it works on a release."""
 
-NOT_RUN: dict[str, dict[str, str]] = {
-    "3.1": {
-        "Metrics": "its tests route Airflow's Stats backends through initialize(), which Airflow 3.2 added; "
-        "tessera emits through 3.1's airflow.stats (the operators door), untested there",
-    },
-}
+_METRICS_NOT_RUN = (
+    "its tests rebuild Airflow's StatsD backends through stats.initialize(), which Airflow 3.3 added; tessera "
+    "emits through that release's Stats (the operators door's stats_and_conf), not checked on the wire there"
+)
+NOT_RUN: dict[str, dict[str, str]] = {"3.1": {"Metrics": _METRICS_NOT_RUN}, "3.2": {"Metrics": _METRICS_NOT_RUN}}
 """Rows whose tests cannot run on a release (by its minor), and why: the tier records them ``untested``."""
 
 SHIPPED = "The shipped wheel: four components, every route, the page, tessera plan, a cursor run"
@@ -73,14 +73,20 @@ EXAMPLES_NEEDING: dict[str, Feature] = {
 def refused_feature(error: BaseException | None) -> Feature | None:
     """The feature whose refusal (:class:`NeedsNewerAirflow`) ``error`` is or was raised from, if any.
 
-    A test of a feature this Airflow cannot carry meets the refusal where it declares the feature:
-    ``tests/conftest.py`` reports it as skipped (``refused: ...``) rather than failed, and only then.
+    A test of a feature this Airflow cannot carry meets the refusal where it declares the feature,
+    or finds it as the import error of a DAG file it stored: ``tests/conftest.py`` reports it as
+    skipped (``refused: ...``) rather than failed, and only then.
     """
     for _ in range(8):  # an error's cause chain, bounded
         if error is None:
             return None
         if isinstance(error, NeedsNewerAirflow) and not carried(error.feature):
             return error.feature
+        # A DAG file the test stored was refused: its import error (the refusal's words) is what failed the test.
+        text = str(error)
+        for feature in FEATURES:
+            if not carried(feature) and f"{feature.name} needs Airflow {feature.since_text} or newer" in text:
+                return feature
         error = error.__cause__ or error.__context__
     return None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 try:  # Airflow 3.2 and 3.3
     from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
@@ -30,14 +31,35 @@ except ImportError:  # Airflow 3.1: one metrics package for both
     TaskNoStatsLogger = NoStatsLogger  # type: ignore[misc,assignment]
 
 
+def _stats_module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError:  # Airflow 3.1: one airflow.stats for the core and task code
+        return importlib.import_module("airflow.stats")
+
+
 def core_stats() -> ModuleType:
-    """The core processes' ``Stats`` module, whose ``initialize`` picks a backend (Airflow 3.2 and 3.3)."""
-    return importlib.import_module("airflow.observability.stats")
+    """The core processes' ``Stats`` module (``airflow.observability.stats``; ``airflow.stats`` on 3.1)."""
+    return _stats_module("airflow.observability.stats")
 
 
 def task_stats() -> ModuleType:
-    """The Task SDK's ``Stats`` module, whose ``initialize`` picks a backend (Airflow 3.2 and 3.3)."""
-    return importlib.import_module("airflow.sdk.observability.stats")
+    """The Task SDK's ``Stats`` module (``airflow.sdk.observability.stats``; ``airflow.stats`` on 3.1)."""
+    return _stats_module("airflow.sdk.observability.stats")
+
+
+def initialize_stats(stats: ModuleType, factory: Any) -> None:
+    """Route ``stats``' ``Stats`` to a backend ``factory`` builds, without the legacy per-DAG names.
+
+    ``initialize`` arrived in Airflow 3.3; before it, ``Stats`` builds its backend from its class's
+    ``factory`` on first use, so the factory is set and the built backend dropped.
+    """
+    initialize = getattr(stats, "initialize", None)
+    if initialize is not None:
+        initialize(factory=factory, export_legacy_names=False)
+        return
+    type.__setattr__(stats.Stats, "factory", factory)
+    type.__setattr__(stats.Stats, "instance", None)
 
 
 __all__ = [
@@ -48,6 +70,7 @@ __all__ = [
     "TaskNoStatsLogger",
     "core_stats",
     "decode_timetable",
+    "initialize_stats",
     "sync_bag_to_db",
     "task_stats",
 ]

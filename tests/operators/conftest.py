@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.compat.airflow_names import TaskNoStatsLogger, task_stats
+from tests.compat.airflow_names import TaskNoStatsLogger, initialize_stats, task_stats
 
 DAG_TEMPLATE = '''
 """A test cursor function; what it does on the next fire is read from control.json."""
@@ -268,6 +268,6 @@ def recorded_stats() -> Iterator[type[RecordingStats]]:
 
     stats = task_stats()
     RecordingStats.emitted.clear()
-    stats.initialize(factory=RecordingStats, export_legacy_names=False)
+    initialize_stats(stats, RecordingStats)
     yield RecordingStats
-    stats.initialize(factory=TaskNoStatsLogger, export_legacy_names=False)
+    initialize_stats(stats, TaskNoStatsLogger)

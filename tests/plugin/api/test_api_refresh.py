@@ -16,7 +16,7 @@ import pytest
 import time_machine
 
 from tessera.plugin.api import metrics
-from tests.compat.airflow_names import NoStatsLogger, core_stats
+from tests.compat.airflow_names import NoStatsLogger, core_stats, initialize_stats
 
 NOW = datetime.datetime(2026, 3, 2, 12, 3, tzinfo=datetime.timezone.utc)
 DAG_FILE = """
@@ -43,11 +43,11 @@ class Recorded(NoStatsLogger):
 
 @pytest.fixture
 def recorded() -> Iterator[type[Recorded]]:
-    initialize = core_stats().initialize
+    stats = core_stats()
     Recorded.counters.clear()
-    initialize(factory=Recorded, export_legacy_names=False)
+    initialize_stats(stats, Recorded)
     yield Recorded
-    initialize(factory=NoStatsLogger, export_legacy_names=False)
+    initialize_stats(stats, NoStatsLogger)
 
 
 def _store(tmp_path: Path, dag_id: str) -> None:
