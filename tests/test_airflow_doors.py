@@ -348,8 +348,9 @@ def test_dialect_name_and_run_created_read_the_metadata_database_on_every_releas
     session = settings.NonScopedSession()
     try:
         assert dialect_name(session) == "sqlite"
-        assert session.scalar(select(func.count()).where(func.coalesce(*run_created_columns()).is_not(None))) == 0
-        assert session.execute(select(run_created())).all() == []
+        # Both read as SQL on this release (a name it lacks would fail here), whatever runs other tests left.
+        session.execute(select(func.coalesce(*run_created_columns())).limit(1)).all()
+        session.execute(select(run_created()).limit(1)).all()
     finally:
         session.close()
 

@@ -45,7 +45,11 @@ FEATURE_TESTS: dict[str, tuple[str, ...]] = {
     "REST API": ("tests/plugin/api/test_api.py",),
     "Both CLIs (tessera, airflow tessera)": ("tests/plugin/cli/test_command.py",),
     "Metrics": ("tests/test_metrics_statsd.py",),
-    "Example DAGs and the doors' contracts": ("tests/test_examples.py", "tests/test_airflow_doors.py"),
+    "Example DAGs and the doors' contracts": (
+        "tests/test_examples.py",
+        "tests/test_airflow_doors.py",
+        "tests/test_version_doors.py",
+    ),
 }
 """Each row of the support table and the fast-tier files that show it works on a release."""
 

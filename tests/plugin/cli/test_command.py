@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tessera.plugin.cli import EXIT_CONTRADICTION, EXIT_OK, EXIT_USAGE, main
-from tessera.timetables.support import SCHEDULE_STATE
+from tessera.timetables.support import PARTITIONS, SCHEDULE_STATE
 from tests.compat import needs
 
 SEED = """
@@ -143,6 +143,7 @@ with DAG("cli_partitioned", schedule=Every("1h", delay="5m", phase=Fixed("0s"), 
 """
 
 
+@needs(PARTITIONS)
 def test_a_partitioned_dag_shows_each_runs_partition_key(tmp_path, capsys):
     folder = _folder(tmp_path, partitioned=PARTITIONED)
     assert main(["plan", str(folder), "--count", "2", "--after", AFTER]) == EXIT_OK
