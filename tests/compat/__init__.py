@@ -42,7 +42,7 @@ FEATURE_TESTS: dict[str, tuple[str, ...]] = {
     SCHEDULE_STATE.name: ("tests/operators/fan_in/test_fan_in_db.py",),
     PARTITIONS.name: ("tests/timetables/test_partitions.py",),
     EXACT_RETRY_WAITS.name: ("tests/operators/test_backoff.py",),
-    "REST API": ("tests/plugin/api/test_api.py",),
+    "REST API": ("tests/plugin/api/test_api_reads.py", "tests/plugin/api/test_api_app.py"),
     "Both CLIs (tessera, airflow tessera)": ("tests/plugin/cli/test_command.py",),
     "Metrics": ("tests/test_metrics_statsd.py",),
     "Example DAGs and the doors' contracts": (

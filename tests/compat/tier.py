@@ -73,14 +73,16 @@ def feature_results(reports: list[Path], untested: dict[str, str]) -> dict[str, 
     outcomes: dict[str, list[str]] = {}
     for report in reports:
         for case in ElementTree.parse(report).iter("testcase"):
-            module = case.get("classname", "").split("::")[0]
+            # A module skipped as it was collected has no class name: its dotted path is the case's name.
+            module = (case.get("classname") or case.get("name", "")).split("::")[0]
             path = module.replace(".", "/")
             path = path if path.endswith(".py") else re.sub(r"/Test\w*$", "", path) + ".py"
             skipped = case.find("skipped")
             if case.find("failure") is not None or case.find("error") is not None:
                 outcome = "failed"
             elif skipped is not None:
-                outcome = "refused" if (skipped.get("message") or "").startswith(REFUSED) else "skipped"
+                said = f"{skipped.get('message') or ''} {skipped.text or ''}"  # a collection skip keeps it in the text
+                outcome = "refused" if REFUSED in said else "skipped"
             else:
                 outcome = "passed"
             outcomes.setdefault("shipped" if path.startswith("tests/shipped/") else path, []).append(outcome)
