@@ -129,7 +129,7 @@ CONTRACTS = [
         "stored_run_info",
         "airflow.models.dag",
         "get_next_data_interval",
-        ("dag", "dag_model"),
+        ("timetable", "dag_model"),
         True,
         airflow=("3.1",),
     ),

@@ -48,6 +48,15 @@ def task_stats() -> ModuleType:
     return _stats_module("airflow.sdk.observability.stats")
 
 
+def settle_task_stats() -> None:
+    """Import what initialises the Task SDK's ``Stats`` on import (``airflow.sdk.serde``, Airflow 3.2), so a
+    backend set after it stays; Airflow 3.1 initialises it on first use only."""
+    try:
+        importlib.import_module("airflow.sdk.serde")
+    except ImportError:  # Airflow 3.1
+        pass
+
+
 def initialize_stats(stats: ModuleType, factory: Any) -> None:
     """Route ``stats``' ``Stats`` to a backend ``factory`` builds, without the legacy per-DAG names.
 
@@ -71,6 +80,7 @@ __all__ = [
     "core_stats",
     "decode_timetable",
     "initialize_stats",
+    "settle_task_stats",
     "sync_bag_to_db",
     "task_stats",
 ]

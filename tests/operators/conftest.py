@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tests.compat.airflow_names import TaskNoStatsLogger, initialize_stats, task_stats
+from tests.compat.airflow_names import TaskNoStatsLogger, initialize_stats, settle_task_stats, task_stats
 
 DAG_TEMPLATE = '''
 """A test cursor function; what it does on the next fire is read from control.json."""
@@ -264,7 +264,7 @@ class RecordingStats(TaskNoStatsLogger):
 @pytest.fixture
 def recorded_stats() -> Iterator[type[RecordingStats]]:
     """Route the Task SDK's Stats to :class:`RecordingStats` for one test."""
-    import airflow.sdk.serde  # noqa: F401  (its import initialises Stats; do ours after it)
+    settle_task_stats()  # Airflow's own initialisation of the Task SDK's Stats first; ours after it
 
     stats = task_stats()
     RecordingStats.emitted.clear()
