@@ -26,9 +26,10 @@ from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
-from airflow.sdk import RetryDecision, RetryPolicy
-
 from tessera.timetables.rules import excerpt, format_duration, parse_duration
+from tessera.timetables.support import EXACT_RETRY_WAITS, require
+
+from ._airflow import RetryDecision, RetryPolicy
 
 FIRST_DELAY = timedelta(minutes=5)
 """The longest period or first wait, as for every duration."""
@@ -193,6 +194,7 @@ def backoff(schedule: object, *, first: str | timedelta = FIRST_DELAY, retries: 
         (Airflow's own doubling, jittered, capped: used when a task dies without reporting its
         failure) and a ``retry_policy`` that makes the waits exact.
     """
+    require(EXACT_RETRY_WAITS, "backoff(...)", schedule)
     cap = _period(schedule)
     # The cap wins over the first wait too: a 1-minute cadence retries every minute.
     first_delay = min(_bounded("first", first), cap)

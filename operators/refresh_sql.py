@@ -37,9 +37,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from airflow.providers.common.sql.hooks.sql import DbApiHook
 from airflow.providers.common.sql.operators.sql import BaseSQLOperator
-from airflow.sdk.exceptions import AirflowSkipException
 
-from ._airflow import task_utcnow
+from ._airflow import AirflowSkipException, task_utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.sql.compiler import IdentifierPreparer

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ._airflow import stats_and_conf
+
 log = logging.getLogger(__name__)
 
 Kind = Literal["counter", "gauge", "timer"]
@@ -43,20 +45,10 @@ class Metric:
         return ".".join([self.name, *(str(tags[key]).replace(".", "__") for key in self.name_tags)])
 
 
-def _airflow(where: Where) -> tuple[Any, Any]:
-    if where == "task":
-        from airflow.sdk.configuration import conf
-        from airflow.sdk.observability.stats import Stats
-    else:
-        from airflow.configuration import conf  # type: ignore[assignment]
-        from airflow.observability.stats import Stats  # type: ignore[assignment]
-    return Stats, conf
-
-
 def emit(metric: Metric, tags: Mapping[str, str], value: float | datetime.timedelta = 1, *, where: Where) -> None:
     """Send ``value`` (a count, a gauge's value or a duration) under both names; never raises."""
     try:
-        stats, conf = _airflow(where)
+        stats, conf = stats_and_conf(where)
         send = getattr(stats, _SEND[metric.kind])
         # Read per emission, as Airflow's own metrics honour it: one switch for every per-DAG name.
         per_dag = conf.getboolean("metrics", "legacy_names_on", fallback=True)

@@ -4,7 +4,9 @@ Every private or version-sensitive Airflow name the plugin uses is named here an
 each with a contract test in ``tests/test_airflow_doors.py``: an Airflow upgrade that moves or
 renames one fails that test and is ported in this file. The backfill and serialization helpers
 are imported on call, as their callers did: the plugin loads in every Airflow process and most
-never need them.
+never need them. Tessera runs on Airflow 3.1, 3.2 and 3.3: a name that moved between them is
+taken from where the running release keeps it (tried newest first), and one a release lacks is
+built here from the public models as that release would.
 """
 
 from __future__ import annotations
@@ -18,6 +20,60 @@ from typing import Any
 from airflow._shared.timezones.timezone import coerce_datetime, from_timestamp, utcnow
 
 
+def decode_timetable(data: dict[str, Any]) -> Any:
+    """A stored DAG's timetable from its serialized form (``airflow.serialization.decoders`` since
+    Airflow 3.2, ``airflow.serialization.serialized_objects`` on 3.1)."""
+    try:
+        from airflow.serialization.decoders import decode_timetable as decode
+    except ImportError:  # Airflow 3.1
+        from airflow.serialization.serialized_objects import decode_timetable as decode  # type: ignore[no-redef]
+    return decode(data)
+
+
+def dag_bag_class() -> Any:
+    """Airflow's ``DagBag``, which parses DAG files as the dag-processor does (``airflow.dag_processing.dagbag``
+    since Airflow 3.2, ``airflow.models.dagbag`` on 3.1)."""
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+    except ImportError:  # Airflow 3.1
+        from airflow.models.dagbag import DagBag  # type: ignore[no-redef,attr-defined]
+    return DagBag
+
+
+def stored_dag(dag: Any) -> Any:
+    """``dag`` as the dag-processor stores it and the scheduler reads it back: serialized, then deserialized
+    (``DagSerialization`` since Airflow 3.2, ``SerializedDAG`` on 3.1)."""
+    try:
+        from airflow.serialization.serialized_objects import DagSerialization
+    except ImportError:  # Airflow 3.1
+        from airflow.serialization.serialized_objects import SerializedDAG as DagSerialization
+    return DagSerialization.from_dict(DagSerialization.to_dict(dag))
+
+
+def allowed_run_types(dag: Any) -> Any:
+    """The run types a DAG (or its model) allows, None for all (``allowed_run_types`` arrived in Airflow 3.2;
+    before it every DAG allows every run type)."""
+    return getattr(dag, "allowed_run_types", None)
+
+
+def run_column(name: str) -> Any:
+    """``DagRun``'s column ``name``, or a NULL labelled so where this Airflow has no such column
+    (``created_at``, ``partition_key`` and ``partition_date`` arrived in Airflow 3.2)."""
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import null
+
+    found = getattr(DagRun, name, None)
+    return null().label(name) if found is None else found
+
+
+def run_created() -> Any:
+    """When a run was made, as SQL: ``created_at`` where Airflow has it, else ``queued_at``, else ``run_after``."""
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func
+
+    return func.coalesce(run_column("created_at"), DagRun.queued_at, DagRun.run_after)
+
+
 def validate_backfill_params(
     dag: Any,
     reverse: bool,
@@ -28,9 +84,14 @@ def validate_backfill_params(
 ) -> None:
     """``airflow.models.backfill._validate_backfill_params``: what ``airflow backfill create``
     refuses before it creates anything; the backfill preview refuses the same, in Airflow's words."""
+    import inspect
+
     from airflow.models.backfill import _validate_backfill_params
 
-    _validate_backfill_params(dag, reverse, from_date, to_date, reprocess_behavior, dag_run_conf)
+    if "dag_run_conf" in inspect.signature(_validate_backfill_params).parameters:
+        _validate_backfill_params(dag, reverse, from_date, to_date, reprocess_behavior, dag_run_conf)
+    else:  # Airflow 3.1 checks no run conf before a backfill
+        _validate_backfill_params(dag, reverse, from_date, to_date, reprocess_behavior)
 
 
 def dag_run_no_create_reason(dr: Any, reprocess_behavior: Any) -> str | None:
@@ -43,10 +104,30 @@ def dag_run_no_create_reason(dr: Any, reprocess_behavior: Any) -> str | None:
 
 def latest_by_version_select(dag_ids: list[str]) -> Any:
     """``SerializedDagModel._latest_by_version_select``: the select of each DAG's newest stored
-    version, Airflow's own query, so the API lists the version the scheduler uses."""
+    version, Airflow's own query (3.3), so the API lists the version the scheduler uses.
+
+    Airflow 3.1 and 3.2 have no such query: the same one is built here from the public models,
+    each DAG's row with the highest ``version_number`` (unique per DAG, unlike a timestamp).
+    """
     from airflow.models.serialized_dag import SerializedDagModel
 
-    return SerializedDagModel._latest_by_version_select(dag_ids)
+    if hasattr(SerializedDagModel, "_latest_by_version_select"):
+        return SerializedDagModel._latest_by_version_select(dag_ids)
+    from airflow.models.dag_version import DagVersion
+    from sqlalchemy import func, select
+
+    newest = (
+        select(DagVersion.dag_id, func.max(DagVersion.version_number).label("newest"))
+        .join(SerializedDagModel, SerializedDagModel.dag_version_id == DagVersion.id)
+        .where(DagVersion.dag_id.in_(dag_ids))
+        .group_by(DagVersion.dag_id)
+        .subquery()
+    )
+    return (
+        select(SerializedDagModel)
+        .join(DagVersion, SerializedDagModel.dag_version_id == DagVersion.id)
+        .join(newest, (DagVersion.dag_id == newest.c.dag_id) & (DagVersion.version_number == newest.c.newest))
+    )
 
 
 def commit_guards(session: Any) -> list[Any]:
@@ -65,11 +146,17 @@ def commit_guards(session: Any) -> list[Any]:
 
 
 __all__ = [
+    "allowed_run_types",
     "coerce_datetime",
     "commit_guards",
+    "dag_bag_class",
     "dag_run_no_create_reason",
+    "decode_timetable",
     "from_timestamp",
     "latest_by_version_select",
+    "run_column",
+    "run_created",
+    "stored_dag",
     "utcnow",
     "validate_backfill_params",
 ]

@@ -28,7 +28,12 @@ os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ.setdefault("AIRFLOW__SCHEDULER__STANDALONE_DAG_PROCESSOR", "True")
 
 import pytest  # noqa: E402
+from airflow.sdk.configuration import conf as _sdk_conf  # noqa: E402, F401
 from hypothesis import settings  # noqa: E402
+
+# Importing the Task SDK's configuration above logs "Unit test configuration loaded" to stdout,
+# once per process: here, at collection, rather than into the output of whichever test first
+# loads it (a CLI test reading its --json answer from stdout failed when it ran first).
 
 # CI must not fail one run in three on a new random example: there every property test runs the
 # same derandomized examples, with no example database. Locally they explore at random.
@@ -44,6 +49,36 @@ def airflow_db():
 
     db.initdb()
     return os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+
+
+# -- Airflow releases older than 3.3 (the compatibility tier, tests/compat) ---------------------------
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """A test that meets tessera's refusal of a feature this Airflow cannot carry is skipped as ``refused: ...``."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.excinfo is not None:
+        from .compat import reason, refused_feature
+
+        feature = refused_feature(call.excinfo.value)
+        if feature is not None:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, reason(feature))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-untyped-def]
+    """A test module that declares such a feature at import is skipped as ``refused: ...`` too."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and "NeedsNewerAirflow: " in str(report.longrepr):
+        from .compat import REFUSED
+
+        refusal = str(report.longrepr).split("NeedsNewerAirflow: ", 1)[1].splitlines()[0]
+        report.outcome = "skipped"
+        report.longrepr = (str(collector.path), 0, f"{REFUSED}{refusal}")
 
 
 # -- order and distribution (pytest-randomly, pytest-xdist) -----------------------------------------

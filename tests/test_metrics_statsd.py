@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import gzip
+import importlib
 import socket
 import threading
 import time
@@ -27,6 +28,7 @@ import time_machine
 
 from tessera.operators.functions import metrics
 from tessera.plugin.actions import metrics as refresh_metrics
+from tests.compat.airflow_names import core_stats, task_stats
 
 from .operators.conftest import CursorDags, stored_cursor
 from .operators.fan_in.test_fan_in_db import Deployment
@@ -106,14 +108,11 @@ def _use_metrics(monkeypatch: pytest.MonkeyPatch, **settings: object) -> None:
 def _reinitialize() -> None:
     import airflow.sdk.serde  # noqa: F401  (its import initialises the Task SDK's Stats; ours comes after)
     from airflow.configuration import conf
-    from airflow.observability import stats as core_stats
-    from airflow.observability.metrics import stats_utils as core_factory
-    from airflow.sdk.observability import stats as task_stats
-    from airflow.sdk.observability.metrics import stats_utils as task_factory
 
     legacy = conf.getboolean("metrics", "legacy_names_on")
-    core_stats.initialize(factory=core_factory.get_stats_factory(), export_legacy_names=legacy)
-    task_stats.initialize(factory=task_factory.get_stats_factory(), export_legacy_names=legacy)
+    for stats in (core_stats(), task_stats()):  # each with its own stats_utils' factory
+        factory = importlib.import_module(stats.__name__.removesuffix(".stats") + ".metrics.stats_utils")
+        stats.initialize(factory=factory.get_stats_factory(), export_legacy_names=legacy)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from airflow.exceptions import AirflowTimetableInvalid
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
-from ._airflow import utcnow
+from ._airflow import run_info, stored_run_info, utcnow
 from ._time.cadence import Cadence
 from ._time.durations import parse_duration
 from ._time.phase import default_spread_bound
@@ -293,7 +293,7 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
     ) -> DagRunInfo | None:
         last = None
         if last_automated_data_interval is not None:
-            last = DagRunInfo(run_after=last_automated_data_interval.end, data_interval=last_automated_data_interval)
+            last = run_info(last_automated_data_interval.end, last_automated_data_interval)
         return self.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
 
     def next_run_info_from_dag_model(self, *, dag_model: DagModel) -> DagRunInfo | None:
@@ -303,7 +303,7 @@ class TesseraTimetable(PartitionPlan, RecordsRuns, Timetable):
         that held the slot); when the DAG does not catch up, :func:`~.owed_runs.owed_run`
         replaces it with the run the catch-up or the declared schedule's run policy owes.
         """
-        stored = super().next_run_info_from_dag_model(dag_model=dag_model)
+        stored = stored_run_info(self, dag_model)
         if stored is None or stored.data_interval is None or self._dag_catchup is not False:
             return stored
         return owed_run(self, dag_model, stored, to_us(utcnow()))

@@ -10,15 +10,15 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any
 
-from airflow.exceptions import InvalidPartitionKeyError
 from airflow.timetables.base import DagRunInfo, DataInterval, Timetable
 
-from ._airflow import utcnow
+from ._airflow import InvalidPartitionKeyError, partition_date_of, run_info, utcnow
 from ._time.durations import shown
 from ._time.supported import END_READING, FIRST_READING, YEARS
 from .instants import from_us, to_us
 from .limits import SUPPORTED_FROM, SUPPORTED_UNTIL
 from .partitions import PartitionKeys
+from .support import PARTITIONS, require
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -56,12 +56,8 @@ class PartitionPlan:
     def _info(self, run: PlannedRun) -> DagRunInfo:
         """What the scheduler gets for one planned run: its window, and its partition when partitioned."""
         partition = self._partition_of(run.occurrence)
-        return DagRunInfo(
-            run_after=from_us(run.run_after),
-            data_interval=DataInterval(from_us(run.window_start), from_us(run.window_end)),
-            partition_date=None if partition is None else partition[0],
-            partition_key=None if partition is None else partition[1],
-        )
+        window = DataInterval(from_us(run.window_start), from_us(run.window_end))
+        return run_info(from_us(run.run_after), window, partition)
 
     def _partition_spec(self) -> dict[str, Any]:
         # Added keys only, so a DAG serialized before partitions existed still loads.
@@ -78,6 +74,7 @@ class PartitionPlan:
         if key_format is not None and not partitioned:
             raise ValueError(f"key_format: {shown(key_format)} given without partitioned=True; add partitioned=True")
         if partitioned:
+            require(PARTITIONS, "partitioned", partitioned)
             self.partitioned = True
             self._key_format = key_format
             self._partition_keys = PartitionKeys.build(key_format, timezone=self._timezone, cadence=cadence)
@@ -91,9 +88,10 @@ class PartitionPlan:
         """
         if info.data_interval is not None:
             return to_us(info.data_interval.end)
-        if self._partition_keys is None or info.partition_date is None:
+        partition_date = partition_date_of(info)
+        if self._partition_keys is None or partition_date is None:
             return None
-        return self._plan.cadence.following(to_us(info.partition_date)) - self._plan.delay
+        return self._plan.cadence.following(to_us(partition_date)) - self._plan.delay
 
     @property
     def key_format(self) -> str | None:

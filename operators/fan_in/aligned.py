@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 
 from tessera.operators.schedules.identity import ALIGN_TAG, schedule_of_uri
 
+from .._airflow import dialect_name
+
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
@@ -100,11 +102,10 @@ def release_aligned(asset_id: int, fire: str, session: Session) -> list[str]:
 def _queue(child: str, parents: Iterable[int], session: Session) -> None:
     """A queue row per parent asset for ``child``; an existing one is kept (no savepoint, see release._emit)."""
     from airflow.models.asset import AssetDagRunQueue
-    from airflow.utils.sqlalchemy import get_dialect_name
     from sqlalchemy import insert
 
     rows = [{"asset_id": asset_id, "target_dag_id": child} for asset_id in parents]
-    dialect = get_dialect_name(session)
+    dialect = dialect_name(session)
     if dialect in ("postgresql", "sqlite"):
         dialect_insert = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert
         session.execute(dialect_insert(AssetDagRunQueue).values(rows).on_conflict_do_nothing())

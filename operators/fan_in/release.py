@@ -29,7 +29,7 @@ from tessera.operators.schedules.runs import (
 )
 from tessera.operators.schedules.state import read_state, write_state
 
-from .._airflow import utcnow
+from .._airflow import dialect_name, utcnow
 from ..run_notes import append
 from .aligned import aligned_consumers, release_aligned, window_line
 from .freshness import ParentFire, release_note, stale_parents
@@ -96,7 +96,6 @@ def _emit(asset_id: int, dag_run: DagRun, facts: dict[str, Any], session: Sessio
     """
     from airflow.models.asset import AssetDagRunQueue, AssetEvent, DagScheduleAssetReference
     from airflow.models.dag import DagModel
-    from airflow.utils.sqlalchemy import get_dialect_name
     from sqlalchemy import insert, select
 
     event = AssetEvent(
@@ -114,7 +113,7 @@ def _emit(asset_id: int, dag_run: DagRun, facts: dict[str, Any], session: Sessio
     if not consumers:
         return
     rows = [{"asset_id": asset_id, "target_dag_id": dag_id} for dag_id in consumers]
-    dialect = get_dialect_name(session)
+    dialect = dialect_name(session)
     if dialect in ("postgresql", "sqlite"):
         dialect_insert = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert
         statement = dialect_insert(AssetDagRunQueue).values(rows).on_conflict_do_nothing()

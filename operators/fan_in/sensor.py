@@ -19,7 +19,9 @@ from airflow.sdk import BaseOperator
 from tessera.operators.schedules.checks import name as check_name
 from tessera.operators.schedules.identity import asset_uri, schedule_asset
 from tessera.timetables.rules import excerpt, parse_duration
+from tessera.timetables.support import SCHEDULE_STATE, require
 
+from .._airflow import asset_state_accessor
 from .trigger import FIRES_KEY, AfterTrigger, fire_count, released
 
 MAX_POLL_SECONDS = 3600
@@ -53,6 +55,7 @@ class AfterSensor(BaseOperator):
             raise TypeError(
                 f"parents: {excerpt(parents)}; give the parent schedules' names as a list, e.g. parents=['apc_daily']"
             )
+        require(SCHEDULE_STATE, "parents", parents)
         names = [parents] if isinstance(parents, str) else list(parents)
         if not names:
             raise ValueError("parents: []; name at least one parent schedule, e.g. parents=['apc_daily']")
@@ -70,11 +73,9 @@ class AfterSensor(BaseOperator):
         return f"seen:{self.dag_id}.{self.task_id}"
 
     def execute(self, context: Any) -> dict[str, Any] | None:
-        from airflow.sdk.execution_time.context import AssetStateStoreAccessor
-
         states, seen = {}, {}
         for parent in self.parents:
-            store = AssetStateStoreAccessor(uri=asset_uri(parent))
+            store = asset_state_accessor(asset_uri(parent))
             states[parent] = store.get(FIRES_KEY, default=None)
             stored_seen = store.get(self._seen_key(), default=None)
             # Never seen: react to the parent's NEXT fire, not to its whole history.
@@ -92,10 +93,8 @@ class AfterSensor(BaseOperator):
         return self._release(event["fires"])
 
     def _release(self, states: dict[str, Any]) -> dict[str, Any]:
-        from airflow.sdk.execution_time.context import AssetStateStoreAccessor
-
         for parent in self.parents:
-            AssetStateStoreAccessor(uri=asset_uri(parent)).set(self._seen_key(), fire_count(states[parent]))
+            asset_state_accessor(asset_uri(parent)).set(self._seen_key(), fire_count(states[parent]))
         self.log.info("Released by parent fires: %s", states)
         return states
 

@@ -42,14 +42,13 @@ from airflow.models.dagrun import DagRun
 from airflow.models.pool import Pool
 from airflow.models.taskinstance import TaskInstance
 from airflow.models.xcom import XComModel
-from airflow.utils.sqlalchemy import get_dialect_name
 from airflow.utils.state import DagRunState, TaskInstanceState
 from airflow.utils.types import DagRunType
 from sqlalchemy import and_, insert, or_, select, update
 
 from tessera.timetables.policies import missed_deadline
 
-from .._airflow import utcnow
+from .._airflow import dialect_name, task_states, utcnow
 from ..pauses.history import was_paused_at_creation
 from . import metrics, skip_events
 from .missed_ticks import missed_ticks
@@ -72,16 +71,9 @@ log = logging.getLogger(__name__)
 
 # A fire is in flight from admission until its task instance finishes; None means
 # "admitted, not scheduled yet" (the task may be waiting for upstream tasks).
-_UNFINISHED = [
-    TaskInstanceState.SCHEDULED,
-    TaskInstanceState.QUEUED,
-    TaskInstanceState.RUNNING,
-    TaskInstanceState.RESTARTING,
-    TaskInstanceState.UP_FOR_RETRY,
-    TaskInstanceState.UP_FOR_RESCHEDULE,
-    TaskInstanceState.DEFERRED,
-    TaskInstanceState.AWAITING_INPUT,
-]
+_UNFINISHED = task_states(
+    "SCHEDULED", "QUEUED", "RUNNING", "RESTARTING", "UP_FOR_RETRY", "UP_FOR_RESCHEDULE", "DEFERRED", "AWAITING_INPUT"
+)
 
 
 def ensure_dispatch_pool(session: Session) -> None:
@@ -111,7 +103,7 @@ def ensure_dispatch_pool(session: Session) -> None:
 def _insert_ignoring_duplicates(session: Session, row: dict[str, Any]) -> Executable:
     # "on conflict do nothing" waits for a concurrent insert of the same name and then skips:
     # unlike catching the IntegrityError, it never aborts the scheduler's (PostgreSQL) transaction.
-    dialect = get_dialect_name(session)
+    dialect = dialect_name(session)
     if dialect in ("postgresql", "sqlite"):
         dialect_insert = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert
         return dialect_insert(Pool).values(row).on_conflict_do_nothing()

@@ -160,9 +160,9 @@ def clean_fire_stored(task_instance: Any) -> bool:
     worker (a Task SDK task instance, whose ``end_date`` is the stored one) that left no fire
     record (a dry run leaves one) is a clean fire.
     """
-    from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
+    from .._airflow import runtime_task_instance
 
-    if not isinstance(task_instance, RuntimeTaskInstance):
+    if not isinstance(task_instance, runtime_task_instance()):
         return False  # a user marking a task success in the UI: the scheduler's next reading has it
     if task_instance.task.task_type != CURSOR_TASK_TYPE or task_instance.end_date is None:
         return False

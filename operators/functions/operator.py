@@ -15,11 +15,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from airflow.sdk import BaseOperator
-from airflow.sdk.exceptions import AirflowTaskTimeout
 
 from tessera.timetables.rules import excerpt
 
-from .._airflow import task_utcnow
+from .._airflow import AirflowTaskTimeout, task_utcnow
 from . import metrics
 from .fire import CursorFire, CursorWriteFailed, DispatchStartFailed, FireFailed, error_summary, output_without_cursor
 from .http import HttpFunction

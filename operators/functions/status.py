@@ -32,12 +32,13 @@ from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
 from airflow.models.errors import ParseImportError
 from airflow.models.serialized_dag import SerializedDagModel
-from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
+from airflow.timetables.base import DataInterval, TimeRestriction
 from airflow.utils.session import NEW_SESSION, provide_session
 from airflow.utils.types import DagRunType
 from sqlalchemy import select, tuple_
 
 from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.support import next_run_info, run_info
 
 from .._airflow import utcnow
 from . import skip_events
@@ -91,10 +92,10 @@ def _suspended_tick(dag: Any, newest_tick: DagRun | None, now: datetime.datetime
     last = None
     if newest_tick is not None and newest_tick.data_interval_start is not None:
         interval = DataInterval(newest_tick.data_interval_start, newest_tick.data_interval_end)
-        last = DagRunInfo(run_after=newest_tick.run_after, data_interval=interval)
+        last = run_info(newest_tick.run_after, interval)
     restriction = TimeRestriction(earliest=dag.start_date, latest=None, catchup=False)
     try:
-        info = dag.timetable.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
+        info = next_run_info(dag.timetable, last_dagrun_info=last, restriction=restriction)
     except Exception:  # a broken timetable is reported by SpecValid, not here
         return None
     if info is None or info.run_after > now:

@@ -38,6 +38,8 @@ from tessera.operators.pauses.history import paused_spans
 from tessera.timetables.instants import from_us, to_us
 from tessera.timetables.run_policy import RunActivity, slot_freed
 
+from .._airflow import run_created_columns
+
 MAX_IN_FLIGHT_READ = 1000
 """Runs in flight read at most: a DAG allowing more at once (an unlimited one) is never full."""
 MAX_SCHEDULER_JOBS_READ = 100
@@ -63,18 +65,18 @@ def read_activity(session: Session, dag_id: str, *, slots: int, before: datetime
     ``slots`` is the DAG's ``max_active_runs``. ``before`` reads the activity as it stood when a
     later run was created: what the scheduler knew when it chose that run.
     """
-    query = select(DagRun.data_interval_end, DagRun.created_at, DagRun.queued_at, DagRun.run_after).where(
+    made = func.coalesce(*run_created_columns())
+    query = select(DagRun.data_interval_end, made, DagRun.run_after).where(
         DagRun.dag_id == dag_id, DagRun.run_type == DagRunType.SCHEDULED
     )
     if before is not None:
-        query = query.where(DagRun.created_at < before)
+        query = query.where(made < before)
     newest = session.execute(query.order_by(DagRun.data_interval_end.desc()).limit(1)).first()
     if newest is None:
         created = session.scalar(select(func.min(DagVersion.created_at)).where(DagVersion.dag_id == dag_id))
         spans = () if created is None else tuple(paused_spans(session, dag_id, since=created, until=before))
         return RunActivity(last_window_end=None, paused=spans)
-    window_end, created_at, queued_at, due = newest
-    created = created_at or queued_at or due
+    window_end, created, due = newest
     ended = DagRun.end_date.is_not(None), DagRun.dag_id == dag_id, DagRun.run_type != DagRunType.BACKFILL_JOB
     freed_before = session.scalar(select(func.max(DagRun.end_date)).where(*ended, DagRun.end_date <= created))
     down = scheduler_downtime(session, since=min(due, created), until=before)
@@ -136,7 +138,7 @@ def _slot_freed(
     due, created = run
     if slots > MAX_IN_FLIGHT_READ:
         return min(due, created)
-    made = func.coalesce(DagRun.created_at, DagRun.queued_at, DagRun.run_after)
+    made = func.coalesce(*run_created_columns())
     rows = session.scalars(
         select(DagRun.end_date)
         .where(

@@ -34,6 +34,7 @@ from tessera.operators.run_notes import Audit, append, at
 from tessera.operators.stats import Metric, emit
 from tessera.timetables.owed_runs import policy_of, treatments
 
+from .._airflow import run_created_at
 from .activity import read_activity
 from .runs import dag_of, record_of_run
 
@@ -75,7 +76,7 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
         return None
     # Every scheduled run is read, even one created moments after it came due: a slot that freed
     # seconds after the tick held it all the same, and its note must say so.
-    created = dag_run.created_at or dag_run.queued_at or dag_run.run_after
+    created = run_created_at(dag_run)
     slots = dag.max_active_runs or 1
     activity = read_activity(session, dag_run.dag_id, slots=slots, before=created)
     found, more = treatments(dag.timetable, activity, now=created, through=dag_run.data_interval_end, limit=MAX_LISTED)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from tessera.timetables.coverage import COVER, DROPPED
 from tessera.timetables.rules import excerpt, not_unicode
 from tessera.timetables.run_policy import OVERLAPS
+from tessera.timetables.support import SCHEDULE_STATE, require
 
 from . import checks as check
 from .checks import ScheduleError
@@ -125,6 +126,7 @@ class Schedule:
         for field in ("max_concurrent", "max_wave_concurrent"):
             put(field, check.number(field, getattr(self, field)))
         if self.after is not None:
+            require(SCHEDULE_STATE, "after", self.after)
             put("after", check.after(self.after))
             if self.name in self.after:
                 raise ScheduleError("after", f"after: {list(self.after)!r} names the schedule itself; remove it")

@@ -15,9 +15,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from airflow.sdk import BaseOperator
-from airflow.sdk.exceptions import AirflowFailException
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
+from tessera.timetables.support import SCHEDULE_STATE, require
+
+from .._airflow import AirflowFailException, asset_state_accessor
 from .identity import asset_uri, schedule_asset
 from .state import schedule_state
 from .waves import GATE_TASK_ID, WAVES_KEY, cancel_reason, gate_state
@@ -58,6 +60,7 @@ class WaveGate(BaseOperator):
     ui_color = "#e8eef7"
 
     def __init__(self, *, schedule: str, poll_interval: float = 5.0, **kwargs: Any) -> None:
+        require(SCHEDULE_STATE, "waves", schedule)
         kwargs.setdefault("task_id", GATE_TASK_ID)
         # Waiting for earlier waves is not the pipeline's work: the schedule's per-attempt
         # timeout and retries must not cut it short or repeat it.
@@ -68,10 +71,8 @@ class WaveGate(BaseOperator):
         self.schedule, self.poll_interval = schedule, poll_interval
 
     def execute(self, context: Any) -> None:
-        from airflow.sdk.execution_time.context import AssetStateStoreAccessor
-
         member = f"{self.dag_id}/{context['run_id']}"
-        plan = AssetStateStoreAccessor(uri=asset_uri(self.schedule)).get(WAVES_KEY, default=None)
+        plan = asset_state_accessor(asset_uri(self.schedule)).get(WAVES_KEY, default=None)
         state = gate_state(plan, member)
         if state == "cancelled":
             raise AirflowFailException(cancel_reason(plan, member))

@@ -23,6 +23,8 @@ import datetime
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tessera.timetables.support import partition_date_of
+
 from ..errors import Invalid, NotFound
 
 if TYPE_CHECKING:
@@ -50,11 +52,12 @@ def check_backfill(
     from airflow.models.backfill import ReprocessBehavior
     from airflow.utils.types import DagRunType
 
-    from .._airflow import validate_backfill_params
+    from .._airflow import allowed_run_types, validate_backfill_params
 
     if not dag.timetable.periodic:
         raise Invalid(f"dag_id: {dag.dag_id!r} has a non-periodic schedule; backfill refuses it")
-    if dag.allowed_run_types is not None and DagRunType.BACKFILL_JOB not in dag.allowed_run_types:
+    allowed = allowed_run_types(dag)
+    if allowed is not None and DagRunType.BACKFILL_JOB not in allowed:
         raise Invalid(f"dag_id: {dag.dag_id!r} does not allow backfill runs (allowed_run_types)")
     behavior = None if reprocess_behavior is None else ReprocessBehavior(reprocess_behavior)
     try:
@@ -116,8 +119,8 @@ def runs_left_out(session: Session, dag_id: str, infos: Sequence[Any], reprocess
     for info in infos:
         # A partition's runs are found by partition date, others by logical date (every run of a
         # backfill has one of them).
-        by = "partition_date" if info.partition_date is not None else "logical_date"
-        moment = getattr(info, by)
+        by = "partition_date" if partition_date_of(info) is not None else "logical_date"
+        moment = partition_date_of(info) if by == "partition_date" else info.logical_date
         candidates = found[by].get(_key(moment), []) if moment is not None else []
         matching = [row for row in candidates if info.logical_date is None or row.logical_date == info.logical_date]
         # Airflow's order: runs that started before runs that did not, the latest start first.

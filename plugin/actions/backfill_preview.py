@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from tessera.timetables.support import partition_date_of
+
+from .._airflow import stored_dag
 from ..api.inputs import supported_instant
 from ..errors import Invalid
 from ..fleet.excluded import excluded_runs
@@ -112,7 +115,7 @@ def _range(from_date: datetime.datetime, to_date: datetime.datetime) -> str:
 
 
 def _when(info: Any) -> str:
-    moment = info.logical_date or info.partition_date or info.run_after
+    moment = info.logical_date or partition_date_of(info) or info.run_after
     return moment.isoformat()
 
 
@@ -183,10 +186,8 @@ def preview_dag(
     dag: Any, *, from_date: datetime.datetime, to_date: datetime.datetime, budget: Budget | None = None
 ) -> BackfillPreview:
     """The runs ``airflow backfill create`` creates for a DAG loaded from its file, before it is deployed."""
-    from airflow.serialization.serialized_objects import DagSerialization
-
     _check_range(from_date, to_date)
-    stored = DagSerialization.from_dict(DagSerialization.to_dict(dag))  # what the dag-processor stores
+    stored = stored_dag(dag)  # what the dag-processor stores
     dry_run.check_backfill(stored, from_date=from_date, to_date=to_date, reprocess_behavior=None)
     infos = dry_run.runs_in_range(stored, from_date=from_date, to_date=to_date)
     taken = take_runs(infos, budget or Budget(), dag_id=dag.dag_id, from_date=from_date, to_date=to_date)

@@ -44,7 +44,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from tessera.operators.functions.policy import is_dry_run
 
-from .._airflow import utcnow
+from .._airflow import allowed_run_types, utcnow
 from ..errors import Conflict, Invalid, NotFound, Unavailable
 from ..fleet.schedules import is_scheduled, not_scheduled, read_latest
 from ..scoped_reads import Scope, newest_run_pk, run_orm
@@ -116,7 +116,8 @@ def _check_refreshable(dag_model: DagModel | None, dag_id: str, dag_bag: DBDagBa
         raise Conflict(f"dag_id: {dag_id!r} is paused; unpause it to refresh (a paused DAG runs nothing)")
     if dag_model.has_import_errors:
         raise Invalid(f"dag_id: {dag_id!r} has import errors; fix the DAG file to refresh it")
-    if dag_model.allowed_run_types is not None and DagRunType.MANUAL not in dag_model.allowed_run_types:
+    allowed = allowed_run_types(dag_model)
+    if allowed is not None and DagRunType.MANUAL not in allowed:
         raise Invalid(f"dag_id: {dag_id!r} does not allow manual runs")
     return dag
 

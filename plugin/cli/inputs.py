@@ -33,6 +33,7 @@ from typing import Any
 from tessera.operators import outbound
 from tessera.timetables.rules import not_unicode
 
+from .._airflow import dag_bag_class
 from ..api.inputs import MAX_COUNT, supported_instant
 
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
@@ -213,7 +214,7 @@ def load_dags(path: str, *, max_files: int | None = None) -> Any:
 
     With ``max_files``, a folder holding more DAG files than that is refused before any is imported.
     """
-    from airflow.dag_processing.dagbag import DagBag
+    DagBag = dag_bag_class()
 
     try:
         mode = os.stat(path).st_mode

@@ -16,9 +16,9 @@ from .inputs import MAX_DAG_RESPONSE_BYTES, MAX_RESPONSE_BYTES, RemoteApi, load_
 
 
 def _stored(dag: Any) -> Any:
-    from airflow.serialization.serialized_objects import DagSerialization
+    from .._airflow import stored_dag  # on call, as the others: importing the module costs no Airflow
 
-    return DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    return stored_dag(dag)
 
 
 # -- load ---------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ from airflow.timetables.interval import DeltaDataIntervalTimetable
 from airflow.timetables.simple import AssetTriggeredTimetable, ContinuousTimetable, NullTimetable, OnceTimetable
 from airflow.timetables.trigger import DeltaTriggerTimetable
 
+from tessera.timetables.support import next_run_info, run_info
+
 from .._airflow import coerce_datetime
 
 MAX_STEPS = 64
@@ -68,13 +70,17 @@ class _Clock:
 
     def first_from(self, moment: datetime.datetime) -> DagRunInfo | None:
         earliest = moment if self.start is None or moment > self.start else self.start
-        return self.timetable.next_dagrun_info_v2(
-            last_dagrun_info=None, restriction=TimeRestriction(earliest=earliest, latest=self.end, catchup=True)
+        return next_run_info(
+            self.timetable,
+            last_dagrun_info=None,
+            restriction=TimeRestriction(earliest=earliest, latest=self.end, catchup=True),
         )
 
     def after(self, info: DagRunInfo) -> DagRunInfo | None:
-        return self.timetable.next_dagrun_info_v2(
-            last_dagrun_info=info, restriction=TimeRestriction(earliest=self.start, latest=self.end, catchup=True)
+        return next_run_info(
+            self.timetable,
+            last_dagrun_info=info,
+            restriction=TimeRestriction(earliest=self.start, latest=self.end, catchup=True),
         )
 
     def newest_due(self, at: datetime.datetime) -> DagRunInfo | None:
@@ -116,7 +122,7 @@ def _relative(clock: _Clock, at: datetime.datetime, anchor: Any) -> tuple[Any, .
     """Step a relative schedule from the newest run at or before ``at``: (previous, focus, following, cut)."""
     if anchor is not None and anchor.data_interval_end is not None:
         interval = DataInterval(anchor.data_interval_start, anchor.data_interval_end)
-        focus: DagRunInfo | None = DagRunInfo(run_after=anchor.run_after, data_interval=interval)
+        focus: DagRunInfo | None = run_info(anchor.run_after, interval)
         following = clock.after(focus)  # type: ignore[arg-type]
     else:
         focus, following = None, clock.first_from(clock.start) if clock.start is not None else None

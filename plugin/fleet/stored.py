@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow.models.serialized_dag import SerializedDagModel
-from airflow.serialization.decoders import decode_timetable
 from airflow.serialization.serialized_objects import BaseSerialization
 from sqlalchemy import select
 
-from .._airflow import from_timestamp, latest_by_version_select
+from .._airflow import decode_timetable, from_timestamp, latest_by_version_select
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -115,8 +115,9 @@ def read_current(timetable: Any) -> Current:
 
 def core_timetable(timetable: Any) -> Any:
     """The scheduler's form of a DAG file's timetable (the task SDK's classes are stored as Airflow core's)."""
-    from airflow.serialization.decoders import decode_timetable
     from airflow.serialization.encoders import encode_timetable
+
+    from .._airflow import decode_timetable
 
     return decode_timetable(encode_timetable(timetable))
 

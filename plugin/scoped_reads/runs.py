@@ -11,6 +11,7 @@ from airflow.models.dagrun import DagRun, DagRunNote
 from airflow.utils.types import DagRunType
 from sqlalchemy import Row, and_, func, or_, select
 
+from .._airflow import run_column, run_created
 from .scope import Scope
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ _RUN_COLUMNS = (
     DagRun.queued_at,
     DagRun.start_date,
     DagRun.end_date,
-    DagRun.created_at,
+    run_column("created_at"),
     DagRun.triggered_by,
     DagRun.triggering_user_name,
     DagRun.backfill_id,
@@ -114,7 +115,7 @@ def active_runs_at(
     """The DAG's runs (not backfills) created at or before ``moment`` and not finished by then."""
     where = (
         DagRun.run_type != DagRunType.BACKFILL_JOB.value,
-        func.coalesce(DagRun.created_at, DagRun.queued_at, DagRun.run_after) <= moment,
+        run_created() <= moment,
         or_(DagRun.end_date.is_(None), DagRun.end_date > moment),
     )
     return _runs(session, scope, dag_id, *where, order=DagRun.run_after, limit=limit)
@@ -147,8 +148,8 @@ def runs_dated(session: Session, scope: Scope, dag_id: str, column: str, low: An
     """``dag_id``'s runs whose ``column`` (``logical_date`` or ``partition_date``) is from ``low`` to ``high``."""
     if not scope.allows(dag_id):
         return []
-    dated = getattr(DagRun, column)
-    columns = (DagRun.logical_date, DagRun.partition_date, DagRun.start_date, DagRun.state)
+    dated = run_column(column)
+    columns = (DagRun.logical_date, run_column("partition_date"), DagRun.start_date, DagRun.state)
     return list(session.execute(select(*columns).where(DagRun.dag_id == dag_id, dated.between(low, high))))
 
 

@@ -16,9 +16,11 @@ import time
 
 import pytest
 import time_machine
-from airflow.dag_processing.dagbag import DagBag
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction, Timetable
 from airflow.utils.types import DagRunType
+
+from tessera.timetables.support import run_info
+from tests.compat.airflow_names import DagBag
 
 from .conftest import POSTGRES_DAGS, SCHEDULERS, start_postgres_stack
 from .harness import AirflowHome, StoredRun
@@ -43,9 +45,7 @@ def timetables() -> dict[str, Timetable]:
 
 
 def _info(run: StoredRun) -> DagRunInfo:
-    return DagRunInfo(
-        run_after=run.run_after, data_interval=DataInterval(run.data_interval_start, run.data_interval_end)
-    )
+    return run_info(run.run_after, DataInterval(run.data_interval_start, run.data_interval_end))
 
 
 def _planned_first(timetable: Timetable, run: StoredRun) -> DagRunInfo | None:

@@ -27,11 +27,11 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from airflow.dag_processing.dagbag import DagBag
 
 from tessera.operators.run_notes import NOTE_LIMIT, dropped_line
 from tessera.operators.schedules.identity import record_of
 from tessera.operators.schedules.run_retries import RETRY_EVENT
+from tests.compat.airflow_names import DagBag
 
 from .conftest import POSTGRES_DAGS, SCHEDULERS, api_server_healthy, start_postgres_stack
 from .harness import AirflowHome, _utc

@@ -11,8 +11,10 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from airflow.dag_processing.dagbag import DagBag
-from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
+from airflow.timetables.base import DataInterval, TimeRestriction
+
+from tessera.timetables.support import run_info
+from tests.compat.airflow_names import DagBag
 
 from .harness import DAGS_SOURCE, AirflowHome
 
@@ -75,7 +77,7 @@ def test_stored_runs_follow_the_timetable_stepping(airflow_stack: AirflowHome, d
     predicted = [stored[0]]
     catchup = TimeRestriction(earliest=None, latest=None, catchup=True)
     for _ in stored[1:]:
-        last = DagRunInfo(run_after=predicted[-1][0], data_interval=predicted[-1][1])
+        last = run_info(predicted[-1][0], predicted[-1][1])
         info = timetable.next_dagrun_info_v2(last_dagrun_info=last, restriction=catchup)
         assert info is not None
         predicted.append((info.run_after, info.data_interval))

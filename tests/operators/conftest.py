@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from airflow.sdk._shared.observability.metrics.base_stats_logger import NoStatsLogger
+
+from tests.compat.airflow_names import TaskNoStatsLogger, initialize_stats, settle_task_stats, task_stats
 
 DAG_TEMPLATE = '''
 """A test cursor function; what it does on the next fire is read from control.json."""
@@ -128,7 +129,8 @@ class CursorDags:
 
     def load(self, path: Path) -> Any:
         from airflow.dag_processing.bundles.manager import DagBundlesManager
-        from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+
+        from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
         DagBundlesManager().sync_bundles_to_db()
         bag = DagBag(str(path))
@@ -235,7 +237,7 @@ def cursor_dags(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> It
     yield CursorDags(tmp_path_factory.mktemp("cursor-dags"))
 
 
-class RecordingStats(NoStatsLogger):
+class RecordingStats(TaskNoStatsLogger):
     """Airflow's no-op stats logger, keeping what it was asked to emit (installed by ``Stats.initialize``)."""
 
     emitted: ClassVar[list[tuple[str, str, Any, dict[str, str]]]] = []
@@ -262,10 +264,10 @@ class RecordingStats(NoStatsLogger):
 @pytest.fixture
 def recorded_stats() -> Iterator[type[RecordingStats]]:
     """Route the Task SDK's Stats to :class:`RecordingStats` for one test."""
-    import airflow.sdk.serde  # noqa: F401  (its import initialises Stats; do ours after it)
-    from airflow.sdk.observability import stats
+    settle_task_stats()  # Airflow's own initialisation of the Task SDK's Stats first; ours after it
 
+    stats = task_stats()
     RecordingStats.emitted.clear()
-    stats.initialize(factory=RecordingStats, export_legacy_names=False)
+    initialize_stats(stats, RecordingStats)
     yield RecordingStats
-    stats.initialize(factory=NoStatsLogger, export_legacy_names=False)
+    initialize_stats(stats, TaskNoStatsLogger)

@@ -15,10 +15,10 @@ from airflow.models.dagrun import DagRun
 from airflow.models.taskinstance import TaskInstance
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 
 from tessera.operators.backoff import RETRIES_FOREVER, CadenceBackoff, backoff
 from tessera.timetables import Calendar
+from tests.compat.airflow_names import DagSerialization
 
 DAILY = Calendar.day("09:00", timezone="America/New_York")
 FAILED_AT = datetime(2026, 3, 9, 13, 0, tzinfo=timezone.utc)

@@ -29,7 +29,7 @@ with DAG("plain_default", schedule=None, start_date=None):
 
 @pytest.fixture(scope="module")
 def bag(tmp_path_factory: pytest.TempPathFactory):
-    from airflow.dag_processing.dagbag import DagBag
+    from tests.compat.airflow_names import DagBag
 
     folder: Path = tmp_path_factory.mktemp("refresh-flight")
     (folder / "dags.py").write_text(textwrap.dedent(DAG_FILE))
@@ -37,7 +37,7 @@ def bag(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_a_refresh_dag_left_at_the_default_gets_one_active_run(bag) -> None:
-    from airflow.serialization.serialized_objects import DagSerialization
+    from tests.compat.airflow_names import DagSerialization
 
     stored = DagSerialization.from_dict(DagSerialization.to_dict(bag.dags["refresh_default"]))
     assert stored.max_active_runs == 1

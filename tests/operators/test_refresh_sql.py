@@ -100,11 +100,12 @@ def _run(path: Path, dag_id: str, task_id: str, tmp_path: Path) -> tuple[str, di
     ``tmp_path``): it re-parsed every example DAG on each run otherwise.
     """
     from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
     from airflow.models.taskinstance import TaskInstance
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
     from sqlalchemy import select
+
+    from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
     DagBundlesManager().sync_bundles_to_db()
     bag = DagBag(str(path))

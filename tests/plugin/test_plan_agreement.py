@@ -121,9 +121,10 @@ def store(path: Path, dag_id: str, now: datetime.datetime) -> Any:
 
 
 def _store(path: Path, dag_id: str) -> Any:
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
     from airflow.models.serialized_dag import SerializedDagModel
     from airflow.utils.session import create_session
+
+    from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
     bag = DagBag(str(path))
     assert not bag.import_errors, bag.import_errors

@@ -15,6 +15,7 @@ from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 from tessera.timetables import Backfill, Calendar, Cron, Every, Fixed, Latest
 from tessera.timetables._time.plan import Plan
 from tessera.timetables.base import to_us
+from tessera.timetables.support import run_info
 
 from ._time.counting import CountingCadence
 
@@ -43,7 +44,7 @@ def counted(make, policy, budget: int = 5_000):
 def info_of(timetable, occurrence_end: pendulum.DateTime) -> DagRunInfo:
     """The stored run whose window ends at the occurrence ``occurrence_end`` (no delay in these cases)."""
     start = pendulum.instance(timetable.infer_manual_data_interval(run_after=occurrence_end).start)
-    return DagRunInfo(run_after=occurrence_end, data_interval=DataInterval(start, occurrence_end))
+    return run_info(occurrence_end, DataInterval(start, occurrence_end))
 
 
 def limit_of(policy) -> int:

@@ -12,7 +12,6 @@ from datetime import datetime, timedelta, timezone
 import pendulum
 import pytest
 import time_machine
-from airflow.dag_processing.dagbag import DagBag
 from airflow.exceptions import AirflowClusterPolicyViolation
 from airflow.models.dag import DagModel
 from airflow.sdk import DAG
@@ -21,6 +20,7 @@ from airflow.timetables.base import TimeRestriction
 from tessera.plugin.policy import dag_policy
 from tessera.timetables import Backfill, Calendar, Cron, Every, Fixed, Spread
 from tessera.timetables.limits import SUPPORTED_FROM, SUPPORTED_UNTIL, check_supported_instant
+from tests.compat.airflow_names import DagBag
 
 UTC = timezone.utc
 REFUSED = [

@@ -12,12 +12,12 @@ import pendulum
 import pytest
 import time_machine
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, TimeRestriction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tessera.timetables import Every, between, holidays_of
+from tests.compat.airflow_names import DagSerialization
 
 NEW_YORK = "America/New_York"
 UTC = datetime.timezone.utc

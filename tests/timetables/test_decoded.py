@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from airflow.serialization.decoders import decode_timetable
 from airflow.serialization.encoders import encode_timetable
 
 from tessera.timetables import Cron, Every, holidays_of
 from tessera.timetables import decoded as decoded_module
+from tests.compat.airflow_names import decode_timetable
 
 NEW_YORK = "America/New_York"
 

@@ -8,13 +8,13 @@ from datetime import datetime, timedelta, timezone
 import pendulum
 import pytest
 import time_machine
-from airflow.dag_processing.dagbag import DagBag
 from airflow.models.dag import DagModel
-from airflow.serialization.serialized_objects import DagSerialization
-from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
+from airflow.timetables.base import DataInterval, TimeRestriction
 
 from tessera.plugin.macros import interval_ms, phase_ms
 from tessera.timetables import Backfill, Every, Fixed, Latest
+from tessera.timetables.support import run_info
+from tests.compat.airflow_names import DagBag, DagSerialization
 
 UTC = timezone.utc
 
@@ -28,7 +28,7 @@ def step(timetable, *, now, last=None, earliest=None, latest=None, catchup=False
         last_info = None
         if last is not None:
             start, end = (at(x) for x in last)
-            last_info = DagRunInfo(run_after=end, data_interval=DataInterval(start, end))
+            last_info = run_info(end, DataInterval(start, end))
         return timetable.next_dagrun_info_v2(
             last_dagrun_info=last_info,
             restriction=TimeRestriction(earliest and at(earliest), latest and at(latest), catchup),

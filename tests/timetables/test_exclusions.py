@@ -8,11 +8,12 @@ import pendulum
 import pytest
 import time_machine
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
-from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
+from airflow.timetables.base import DataInterval, TimeRestriction
 
 from tessera.timetables import Calendar, Cron, Every, between, holidays_of
 from tessera.timetables.exclusions import MAX_CALENDARS, MAX_ENTRIES
+from tessera.timetables.support import run_info
+from tests.compat.airflow_names import DagSerialization
 
 LONDON = "Europe/London"
 UTC = datetime.timezone.utc
@@ -20,7 +21,7 @@ UTC = datetime.timezone.utc
 
 def step(timetable, *, now, last=None, catchup=False):
     with time_machine.travel(now, tick=False):
-        info = None if last is None else DagRunInfo(run_after=last[1], data_interval=DataInterval(*last))
+        info = None if last is None else run_info(last[1], DataInterval(*last))
         return timetable.next_dagrun_info_v2(last_dagrun_info=info, restriction=TimeRestriction(None, None, catchup))
 
 

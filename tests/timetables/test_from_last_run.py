@@ -14,11 +14,12 @@ import datetime
 import pendulum
 import pytest
 import time_machine
-from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
+from airflow.timetables.base import DataInterval, TimeRestriction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tessera.timetables import Backfill, Calendar, Every, Fixed, Latest
+from tessera.timetables.support import run_info
 
 UTC = datetime.timezone.utc
 DAY = datetime.timedelta(days=1)
@@ -66,7 +67,7 @@ def test_weekly_after_downtime_runs_the_newest_due_occurrence_of_its_own_sequenc
     """Down for 50 days: Latest() runs the newest occurrence last + k*7d, found by arithmetic."""
     weekly = Every.week(delay="1h")
     last_end = at("2026-01-07T09:30") - datetime.timedelta(hours=1)
-    last = DagRunInfo(run_after=at("2026-01-07T09:30"), data_interval=DataInterval(last_end - 7 * DAY, last_end))
+    last = run_info(at("2026-01-07T09:30"), DataInterval(last_end - 7 * DAY, last_end))
     info = step(weekly, now=at("2026-02-26T10:00"), last=last)
     assert info.run_after == at("2026-02-25T09:30")  # 2026-01-07 + 7 weeks
     assert info.data_interval == DataInterval(last_end, at("2026-02-25T08:30"))  # covering the weeks passed over

@@ -22,7 +22,6 @@ from typing import Any
 import pendulum
 import time_machine
 from airflow.models.dag import DagModel
-from airflow.serialization.decoders import decode_timetable
 from airflow.serialization.encoders import encode_timetable
 from airflow.timetables.base import TimeRestriction
 from hypothesis import HealthCheck, event, given, settings
@@ -32,6 +31,7 @@ from tessera.timetables import Calendar, Cron, Every, Spread, Union
 from tessera.timetables._time.plan import Plan
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.instants import to_us
+from tests.compat.airflow_names import decode_timetable
 
 from ..fuzz_depth import DEEP, cases
 from . import fuzz_inputs as inputs

@@ -7,10 +7,10 @@ import datetime
 import pendulum
 import pytest
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 
 from tessera.timetables import Cron, Every
 from tessera.timetables.run_policy import MAX_PAUSE_AFTER_FAILURES, OVERLAPS, RunPolicy
+from tests.compat.airflow_names import DagSerialization
 
 CONSTRUCTORS = {
     "every": lambda **kw: Every("5m", **kw),

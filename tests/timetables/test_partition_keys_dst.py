@@ -219,7 +219,7 @@ def test_a_partition_range_outside_the_supported_years_is_empty_not_an_overflow(
 
 @pytest.mark.parametrize("key", ["0001-01-01T00:00:00+0100", "9999-12-31T23:00:00-0100"])
 def test_a_key_beyond_datetimes_years_is_refused_as_a_key(key):
-    from airflow.exceptions import InvalidPartitionKeyError
+    from tests.compat.airflow_names import InvalidPartitionKeyError
 
     timetable = Cron("0 * * * *", timezone="Europe/Berlin", partitioned=True)
     with pytest.raises(InvalidPartitionKeyError, match="partition_key: .* outside the supported years 1900-2999"):

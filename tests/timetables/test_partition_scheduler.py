@@ -26,13 +26,14 @@ with DAG("tp_hourly", schedule=Every("1h", delay="5m", phase=Fixed("0s"), partit
 
 def test_the_scheduler_creates_keyed_runs_in_order(airflow_db, tmp_path):
     from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
     from airflow.jobs.job import Job
     from airflow.jobs.scheduler_job_runner import SchedulerJobRunner
     from airflow.models.dag import DagModel
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
     from sqlalchemy import select, update
+
+    from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
     (tmp_path / "tp.py").write_text(textwrap.dedent(DAG_FILE))
     with time_machine.travel(pendulum.datetime(2026, 3, 10, 12, 30), tick=False):

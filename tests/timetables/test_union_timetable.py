@@ -9,12 +9,13 @@ import pendulum
 import pytest
 import time_machine
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
-from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
+from airflow.timetables.base import DataInterval, TimeRestriction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tessera.timetables import Backfill, Calendar, Cron, Every, Fixed, Spread, Union, between, holidays_of
+from tessera.timetables.support import run_info
+from tests.compat.airflow_names import DagSerialization
 
 UTC = datetime.timezone.utc
 ZONES = sorted(zoneinfo.available_timezones() - {"localtime", "Factory"})
@@ -90,7 +91,7 @@ def test_phase_and_catch_up_apply_to_the_union():
     last = (pendulum.datetime(2026, 3, 4, 9, tz=AMSTERDAM), pendulum.datetime(2026, 3, 5, 9, tz=AMSTERDAM))
     with time_machine.travel(pendulum.datetime(2026, 3, 8, 12, tz=AMSTERDAM), tick=False):
         info = union.next_dagrun_info_v2(
-            last_dagrun_info=DagRunInfo(run_after=last[1], data_interval=DataInterval(*last)),
+            last_dagrun_info=run_info(last[1], DataInterval(*last)),
             restriction=TimeRestriction(None, None, False),
         )
     # Down since Thursday: of the union's due occurrences (Fri 09:00, Fri 17:00, Sat 09:00, Sun 09:00) the

@@ -16,6 +16,8 @@ from airflow.models.dag import DagModel
 from airflow.models.serialized_dag import SerializedDagModel
 from sqlalchemy import select
 
+from tessera.plugin._airflow import decode_timetable
+
 from .starts import FleetDag
 
 if TYPE_CHECKING:
@@ -29,8 +31,6 @@ def _instant(value: object) -> datetime.datetime | None:
 
 
 def _fleet_dag(dag_id: str, data: dict) -> FleetDag:
-    from airflow.serialization.decoders import decode_timetable
-
     try:
         dag = data["dag"]
         return FleetDag(

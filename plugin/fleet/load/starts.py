@@ -35,6 +35,7 @@ from tessera.plugin.cancellation import checkpoint
 from tessera.plugin.errors import TooMuchWork
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.instants import to_us
+from tessera.timetables.support import next_run_info
 
 MINUTE = datetime.timedelta(minutes=1)
 US_PER_MINUTE = 60_000_000
@@ -186,7 +187,7 @@ def _timetable_starts(
     # One question per run plus the ones before `start`: bounded by the cap, whatever the timetable answers.
     for _ in range(cap + 2):
         checkpoint()  # a cron of one run a minute is 1,440 questions
-        info = timetable.next_dagrun_info_v2(last_dagrun_info=info, restriction=restriction)
+        info = next_run_info(timetable, last_dagrun_info=info, restriction=restriction)
         if info is None or info.run_after >= until:
             return [to_us(at) for at in starts], False
         if starts and info.run_after <= starts[-1]:

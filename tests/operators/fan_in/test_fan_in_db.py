@@ -7,7 +7,13 @@ child runs are created and started by the scheduler's own
 Airflow is replaced.
 """
 
+# ruff: noqa: E402 (the module is gated on the asset state store's release before it builds anything)
 from __future__ import annotations
+
+from tessera.timetables.support import SCHEDULE_STATE
+from tests.compat import module_needs
+
+module_needs(SCHEDULE_STATE)
 
 import datetime
 import json
@@ -79,10 +85,11 @@ class Deployment:
 
     def __init__(self, folder: Path, source: str = DAGS, prefix: str = "t4_") -> None:
         from airflow.dag_processing.bundles.manager import DagBundlesManager
-        from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
         from airflow.models.dag import DagModel
         from airflow.utils.session import create_session
         from sqlalchemy import update
+
+        from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
         (folder / "dags.py").write_text(f"FRESHNESS_HOURS = {FRESHNESS_HOURS}\n" + textwrap.dedent(source))
         DagBundlesManager().sync_bundles_to_db()

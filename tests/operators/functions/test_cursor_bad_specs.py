@@ -89,9 +89,8 @@ BAD_SPECS = [
 def test_bad_spec_is_an_import_error_naming_the_field_and_its_reason(
     tmp_path, task: str, fragments: list[str], reason: str
 ) -> None:
-    from airflow.dag_processing.dagbag import DagBag
-
     from tessera.operators.functions.spec_reasons import spec_reason
+    from tests.compat.airflow_names import DagBag
 
     (tmp_path / "cursor_bad.py").write_text(textwrap.dedent(BAD_DAG).format(task=task))
     bag = DagBag(str(tmp_path))

@@ -34,7 +34,8 @@ def example() -> Any:
 def digest_dag(airflow_db: str) -> Any:
     """The example DAG, parsed and stored under the dags-folder bundle, as the dag-processor would."""
     from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+
+    from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
     DagBundlesManager().sync_bundles_to_db()
     bag = DagBag(str(EXAMPLES / "cursor_digest.py"))

@@ -50,7 +50,6 @@ OCCURRENCE = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 def timed_out_run(airflow_db: str, tmp_path: Path) -> Iterator[str]:
     """A running attempt of the DAG started a minute ago (TIMEOUT 5 s): its run id; removed afterwards."""
     from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
     from airflow.models.dag import DagModel
     from airflow.models.dagrun import DagRun
     from airflow.models.serialized_dag import SerializedDagModel
@@ -61,6 +60,8 @@ def timed_out_run(airflow_db: str, tmp_path: Path) -> Iterator[str]:
     from airflow.utils.state import DagRunState, TaskInstanceState
     from airflow.utils.types import DagRunTriggeredByType, DagRunType
     from sqlalchemy import delete, update
+
+    from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
     (tmp_path / "dag.py").write_text(textwrap.dedent(DAG_FILE))
     DagBundlesManager().sync_bundles_to_db()

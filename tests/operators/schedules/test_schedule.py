@@ -7,9 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from airflow.dag_processing.dagbag import DagBag
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 
 from tessera.operators.schedules.checks import ScheduleError
 from tessera.operators.schedules.identity import RECORD_KEY, asset_uri, schedule_tag
@@ -19,6 +17,9 @@ from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet, load_schedules
 from tessera.timetables import Cron
 from tessera.timetables.run_policy import RunPolicy
+from tessera.timetables.support import SCHEDULE_STATE
+from tests.compat import needs
+from tests.compat.airflow_names import DagBag, DagSerialization
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "dags_examples"
 
@@ -280,6 +281,7 @@ def _load_example(name: str):  # noqa: ANN202 - a module
     return module
 
 
+@needs(SCHEDULE_STATE)  # the examples declare AFTER
 def test_every_declared_example_loads_with_no_import_error(tmp_path: Path) -> None:
     for example in sorted(EXAMPLES.glob("declared_*.py")):
         (tmp_path / example.name).write_text(example.read_text())
@@ -303,6 +305,7 @@ def test_every_declared_example_loads_with_no_import_error(tmp_path: Path) -> No
         DagSerialization.from_dict(DagSerialization.to_dict(dag))
 
 
+@needs(SCHEDULE_STATE)
 def test_apply_adds_the_wave_gate_only_when_waves_are_bounded(tmp_path: Path) -> None:
     (tmp_path / "waves.py").write_text(
         textwrap.dedent(

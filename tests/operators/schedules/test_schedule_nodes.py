@@ -11,11 +11,11 @@ import datetime
 import pytest
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 
 from tessera.operators.schedules.nodes import SELECTOR_TASK_ID, configured_nodes, group_id
 from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet
+from tests.compat.airflow_names import DagSerialization
 
 START = datetime.datetime(2026, 1, 4, tzinfo=datetime.timezone.utc)
 SCHEDULES = ScheduleSet(

@@ -14,12 +14,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from airflow.dag_processing.dagbag import DagBag
 
 from tessera.operators.schedules.plan_check import MAX_PLAN_COUNT, after_cycles, check_plan
 from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import MAX_SCHEDULES_FILE_BYTES, ScheduleSet, load_schedules
 from tessera.operators.schedules.statement import ScheduleSyntaxError, parse_schedules
+from tests.compat.airflow_names import DagBag
 
 NOW = datetime.datetime(2026, 3, 7, 12, 0, tzinfo=datetime.timezone.utc)
 

@@ -105,9 +105,10 @@ async def _chunks(content: Iterable[bytes]) -> AsyncIterator[bytes]:
 def store_dags(folder: Path, source: str, dag_ids: tuple[str, ...]) -> None:
     """Parse ``source`` (formatted with ``dag_ids``) and store its DAGs unpaused, as the dag-processor would."""
     from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
     from airflow.models.dag import DagModel
     from airflow.utils.session import create_session
+
+    from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
     path = folder / f"{dag_ids[0]}.py"
     path.write_text(textwrap.dedent(source.format(dag_ids=list(dag_ids))))

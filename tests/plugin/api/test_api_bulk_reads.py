@@ -42,14 +42,14 @@ for dag_id, (start, end, tasks) in CASES.items():
 
 
 def _serialized(dags: dict) -> dict:
-    from airflow.serialization.serialized_objects import DagSerialization
+    from tests.compat.airflow_names import DagSerialization
 
     return {dag_id: json.loads(json.dumps(DagSerialization.to_dict(dag))) for dag_id, dag in dags.items()}
 
 
 @pytest.fixture(scope="module")
 def stored_json(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from airflow.dag_processing.dagbag import DagBag
+    from tests.compat.airflow_names import DagBag
 
     folder = tmp_path_factory.mktemp("tessera-bounds")
     (folder / "bounds.py").write_text(BOUNDS_FILE)
@@ -62,10 +62,9 @@ def stored_json(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> di
 
 
 def test_what_is_decoded_from_the_json_is_what_full_deserialization_gives(stored_json):
-    from airflow.serialization.serialized_objects import DagSerialization
-
     from tessera.plugin.fleet.schedules import run_bounds
     from tessera.plugin.fleet.stored import decode
+    from tests.compat.airflow_names import DagSerialization
 
     assert len(stored_json) > 15
     for dag_id, data in stored_json.items():

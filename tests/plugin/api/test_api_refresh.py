@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 import pytest
 import time_machine
-from airflow._shared.observability.metrics.base_stats_logger import NoStatsLogger
 
 from tessera.plugin.actions import metrics
+from tests.compat.airflow_names import NoStatsLogger, core_stats, initialize_stats
 
 NOW = datetime.datetime(2026, 3, 2, 12, 3, tzinfo=datetime.timezone.utc)
 DAG_FILE = """
@@ -43,20 +43,20 @@ class Recorded(NoStatsLogger):
 
 @pytest.fixture
 def recorded() -> Iterator[type[Recorded]]:
-    from airflow.observability.stats import initialize
-
+    stats = core_stats()
     Recorded.counters.clear()
-    initialize(factory=Recorded, export_legacy_names=False)
+    initialize_stats(stats, Recorded)
     yield Recorded
-    initialize(factory=NoStatsLogger, export_legacy_names=False)
+    initialize_stats(stats, NoStatsLogger)
 
 
 def _store(tmp_path: Path, dag_id: str) -> None:
     """Parse a DAG file and store it unpaused, as the dag-processor would."""
     from airflow.dag_processing.bundles.manager import DagBundlesManager
-    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
     from airflow.models.dag import DagModel
     from airflow.utils.session import create_session
+
+    from tests.compat.airflow_names import DagBag, sync_bag_to_db
 
     path = tmp_path / f"{dag_id}.py"
     path.write_text(DAG_FILE.format(dag_id=dag_id))

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from tessera.plugin.cli import EXIT_CONTRADICTION, EXIT_OK, EXIT_USAGE, main
+from tessera.timetables.support import PARTITIONS, SCHEDULE_STATE
+from tests.compat import needs
 
 SEED = """
 from airflow.sdk import DAG
@@ -101,7 +103,12 @@ def test_a_dag_id_filter_keeps_one_dag(tmp_path, capsys):
     ("files", "expected"),
     [
         pytest.param({"invalid": INVALID}, "ERROR invalid_spec: invalid.py: ", id="invalid-spec"),
-        pytest.param({"orphan": ORPHAN}, "ERROR unknown_parent: child: AFTER 'renamed_parent'", id="unknown-parent"),
+        pytest.param(
+            {"orphan": ORPHAN},
+            "ERROR unknown_parent: child: AFTER 'renamed_parent'",
+            id="unknown-parent",
+            marks=needs(SCHEDULE_STATE),
+        ),
     ],
 )
 def test_contradictions_are_printed_and_fail_the_command(tmp_path, capsys, files, expected):
@@ -136,6 +143,7 @@ with DAG("cli_partitioned", schedule=Every("1h", delay="5m", phase=Fixed("0s"), 
 """
 
 
+@needs(PARTITIONS)
 def test_a_partitioned_dag_shows_each_runs_partition_key(tmp_path, capsys):
     folder = _folder(tmp_path, partitioned=PARTITIONED)
     assert main(["plan", str(folder), "--count", "2", "--after", AFTER]) == EXIT_OK

@@ -245,10 +245,16 @@ def test_the_scan_finds_each_kind_of_read(tmp_path: Path) -> None:
     )
 
 
+ON_NOBODYS_BEHALF = {REPO / "plugin" / "fleet" / "warm.py"}
+"""Work with no caller: the page's caches warmed at a worker's start, answering no one (its docstring says so)."""
+
+
 def test_no_module_serving_requests_reads_in_the_scope_of_every_dag() -> None:
     """``Scope.everything()`` is the CLI's (it reads the database it was pointed at); a request has a caller."""
     found = []
     for path in _request_modules():
+        if path in ON_NOBODYS_BEHALF:
+            continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Attribute) and node.attr == "everything":
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}: Scope.everything(); give the caller's scope")

@@ -583,7 +583,7 @@ def _word_boundary(text: str, index: int) -> bool:
 
 def _tessera_examples() -> set[str]:
     """The example DAGs the page shows: those on a tessera timetable or in a declared schedule."""
-    from airflow.dag_processing.dagbag import DagBag
+    from tests.compat.airflow_names import DagBag
 
     bag = DagBag(str(REPO / "dags_examples"))
     assert not bag.import_errors, bag.import_errors

@@ -10,11 +10,11 @@ import pendulum
 import pytest
 import time_machine
 from airflow.sdk import DAG
-from airflow.serialization.serialized_objects import DagSerialization
 from airflow.timetables.base import DagRunInfo, DataInterval, TimeRestriction
 
 from tessera.timetables import Cron, Every, Fixed, Latest, Union
 from tessera.timetables.coverage import MAX_OWED
+from tests.compat.airflow_names import DagSerialization
 
 TIMETABLES = Path(__file__).resolve().parents[3] / "timetables"
 NOT_A_SCHEDULED_RUN = {
@@ -25,6 +25,7 @@ BUILDS_A_WINDOW = {
     ("partition_plan.py", "_info"): "turns the planned run it is given into Airflow's answer",
     ("base.py", "next_dagrun_info"): "hands Airflow's last interval on to next_dagrun_info_v2",
     ("base.py", "infer_manual_data_interval"): "a manual run's window: never a scheduled one",
+    ("_airflow.py", "run_info"): "the door: builds Airflow's DagRunInfo, whose fields differ by release, as it is told",
 }
 
 

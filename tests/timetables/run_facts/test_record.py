@@ -23,6 +23,7 @@ from tessera.plugin import macros
 from tessera.plugin.fleet.status import _summary, missed_ticks
 from tessera.timetables import Every, Fixed
 from tessera.timetables.run_facts.of_task import schedule_of
+from tessera.timetables.support import run_info
 
 UTC = datetime.timezone.utc
 
@@ -35,10 +36,10 @@ def created_run(timetable, *, now: str, last: DagRun | None = None) -> DagRun:
     """The run the scheduler creates at ``now``: its info, and the run id the timetable generates."""
     previous = None
     if last is not None:
-        from airflow.timetables.base import DagRunInfo, DataInterval
+        from airflow.timetables.base import DataInterval
 
         interval = DataInterval(last.data_interval_start, last.data_interval_end)
-        previous = DagRunInfo(run_after=last.run_after, data_interval=interval)
+        previous = run_info(last.run_after, interval)
     with time_machine.travel(at(now), tick=False):
         info = timetable.next_dagrun_info_v2(
             last_dagrun_info=previous, restriction=TimeRestriction(earliest=None, latest=None, catchup=False)

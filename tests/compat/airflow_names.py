@@ -1,0 +1,86 @@
+"""The tests' door to the Airflow names that moved between 3.1, 3.2 and 3.3 (as the product's ``_airflow.py``).
+
+Tests import these from here, so the fast tier runs unchanged on each release the
+compatibility tier installs; ``tests/test_architecture.py`` keeps the moved names out of the
+other test files as it keeps them out of the product's.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+try:  # Airflow 3.2 and 3.3
+    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+    from airflow.serialization.decoders import decode_timetable
+    from airflow.serialization.serialized_objects import DagSerialization
+except ImportError:  # Airflow 3.1
+    from airflow.models.dagbag import DagBag, sync_bag_to_db  # type: ignore[no-redef,attr-defined]
+    from airflow.serialization.serialized_objects import SerializedDAG as DagSerialization  # type: ignore[no-redef]
+    from airflow.serialization.serialized_objects import decode_timetable  # type: ignore[no-redef]
+
+from tessera.timetables._airflow import InvalidPartitionKeyError
+
+try:  # Airflow 3.2 split metrics into the core's and the Task SDK's
+    from airflow._shared.observability.metrics.base_stats_logger import NoStatsLogger
+    from airflow.sdk._shared.observability.metrics.base_stats_logger import NoStatsLogger as TaskNoStatsLogger
+except ImportError:  # Airflow 3.1: one metrics package for both
+    from airflow.metrics.base_stats_logger import NoStatsLogger  # type: ignore[no-redef]
+
+    TaskNoStatsLogger = NoStatsLogger  # type: ignore[misc,assignment]
+
+
+def _stats_module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError:  # Airflow 3.1: one airflow.stats for the core and task code
+        return importlib.import_module("airflow.stats")
+
+
+def core_stats() -> ModuleType:
+    """The core processes' ``Stats`` module (``airflow.observability.stats``; ``airflow.stats`` on 3.1)."""
+    return _stats_module("airflow.observability.stats")
+
+
+def task_stats() -> ModuleType:
+    """The Task SDK's ``Stats`` module (``airflow.sdk.observability.stats``; ``airflow.stats`` on 3.1)."""
+    return _stats_module("airflow.sdk.observability.stats")
+
+
+def settle_task_stats() -> None:
+    """Import what initialises the Task SDK's ``Stats`` on import (``airflow.sdk.serde``, Airflow 3.2), so a
+    backend set after it stays; Airflow 3.1 initialises it on first use only."""
+    try:
+        importlib.import_module("airflow.sdk.serde")
+    except ImportError:  # Airflow 3.1
+        pass
+
+
+def initialize_stats(stats: ModuleType, factory: Any) -> None:
+    """Route ``stats``' ``Stats`` to a backend ``factory`` builds, without the legacy per-DAG names.
+
+    ``initialize`` arrived in Airflow 3.3; before it, ``Stats`` builds its backend from its class's
+    ``factory`` on first use, so the factory is set and the built backend dropped.
+    """
+    initialize = getattr(stats, "initialize", None)
+    if initialize is not None:
+        initialize(factory=factory, export_legacy_names=False)
+        return
+    type.__setattr__(stats.Stats, "factory", factory)
+    type.__setattr__(stats.Stats, "instance", None)
+
+
+__all__ = [
+    "DagBag",
+    "DagSerialization",
+    "InvalidPartitionKeyError",
+    "NoStatsLogger",
+    "TaskNoStatsLogger",
+    "core_stats",
+    "decode_timetable",
+    "initialize_stats",
+    "settle_task_stats",
+    "sync_bag_to_db",
+    "task_stats",
+]
