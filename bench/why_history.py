@@ -3,10 +3,11 @@
 A real Airflow metadata DB (``airflow db migrate``; SQLite, or PostgreSQL from ``scripts/postgres.sh``)
 holds a deployment's neighbours (19 DAGs on ``Every("10m")``, 500 runs each) and the DAG asked
 about, ``history_1m`` on ``Every("1m")``, parsed by Airflow's ``DagBag`` and stored by its
-``sync_bag_to_db``. Its history, inserted in bulk (Core ``executemany``, batches of 5,000): one
-scheduled run a minute up to now (ids in creation order, run ids from its timetable's
-``generate_run_id``), one task instance each, two audit-log entries each (the task's ``running``
-and ``success``, as a deployment's log fills), a manual run every 1,000 minutes, one failure in 50,
+``sync_bag_to_db``. Its history, inserted in bulk (the runs by ``executemany`` in batches of 5,000,
+their task instances and audit entries made from them by ``INSERT … SELECT``): one scheduled run a
+minute up to now (ids in creation order, run ids from its timetable's ``generate_run_id``), one
+task instance each, two audit-log entries each (the task's ``running`` and its end, as Airflow's
+execution API logs them), a manual run every 1,000 minutes, one failure in 50,
 the newest run running; a pause of 90 minutes 20 hours back (``patch_dag`` entries, no runs in it)
 and a scheduler gap of an hour 6 hours back (no heartbeats, no runs, then the catch-up run).
 
@@ -35,7 +36,6 @@ import sys
 import tempfile
 import textwrap
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -87,29 +87,33 @@ def _quiet(moment: datetime.datetime) -> bool:
     return PAUSE[0] <= moment < PAUSE[1] or GAP[0] <= moment < GAP[1]
 
 
-def _runs(dag: Any, count: int, step: datetime.timedelta, version: Any) -> tuple[list[dict], list[dict], list[dict]]:
-    """The newest ``count`` occurrences of ``dag`` up to now: its runs, task instances and audit entries."""
+def _runs(dag: Any, count: int, step: datetime.timedelta, version: Any) -> list[dict]:
+    """The runs of the newest ``count`` occurrences of ``dag`` up to now, and a manual run every 1,000."""
     from airflow._shared.timezones.timezone import coerce_datetime
     from airflow.timetables.base import DataInterval
     from airflow.utils.types import DagRunType
 
     phase = dag.timetable.plan.phase
-    runs, tis, logs = [], [], []
+    # The timetable's own run id (it carries the run record), made once: the record is the same for every run.
+    first = coerce_datetime(NOW + phase)
+    made = dag.timetable.generate_run_id(
+        run_type=DagRunType.SCHEDULED, run_after=first, data_interval=DataInterval(first - step, first)
+    )
+    template = made.replace(first.isoformat(), "{}")
+    runs = []
     for k in range(count, 0, -1):  # oldest first: ids in creation order, as the scheduler makes them
         end = NOW - step * k
         if _quiet(end):
             continue
         run_after = end + phase
-        interval = DataInterval(coerce_datetime(end - step), coerce_datetime(end))
-        run_id = dag.timetable.generate_run_id(run_type=DagRunType.SCHEDULED, run_after=run_after, data_interval=interval)
         state = "running" if k == 1 else "failed" if k % 50 == 7 else "success"
-        done = None if state == "running" else run_after + datetime.timedelta(seconds=20)
         runs.append(
             {
-                "dag_id": dag.dag_id, "run_id": run_id, "run_type": "scheduled", "state": state,
-                "logical_date": end - step, "data_interval_start": end - step, "data_interval_end": end,
-                "run_after": run_after, "queued_at": run_after, "start_date": run_after, "created_at": run_after,
-                "end_date": done, "triggered_by": "TIMETABLE", "clear_number": 0, "span_status": "ended",
+                "dag_id": dag.dag_id, "run_id": template.format(run_after.isoformat()), "run_type": "scheduled",
+                "state": state, "logical_date": end - step, "data_interval_start": end - step,
+                "data_interval_end": end, "run_after": run_after, "queued_at": run_after, "start_date": run_after,
+                "created_at": run_after, "end_date": None if k == 1 else run_after + datetime.timedelta(seconds=20),
+                "triggered_by": "TIMETABLE", "clear_number": 0, "span_status": "ended",
                 "created_dag_version_id": version,
             }
         )  # fmt: skip
@@ -123,30 +127,15 @@ def _runs(dag: Any, count: int, step: datetime.timedelta, version: Any) -> tuple
                     "end_date": manual + datetime.timedelta(seconds=20), "triggered_by": "REST_API",
                 }
             )  # fmt: skip
-        for run in runs[-2:] if k % 1000 == 500 else runs[-1:]:
-            tis.append(
-                {
-                    "id": uuid.uuid4(), "dag_id": dag.dag_id, "run_id": run["run_id"], "task_id": "work",
-                    "map_index": -1, "try_number": 1, "state": run["state"], "pool": "default_pool", "pool_slots": 1,
-                    "queue": "default", "priority_weight": 1, "operator": "EmptyOperator",
-                    "start_date": run["start_date"], "end_date": run["end_date"], "max_tries": 0, "hostname": "",
-                    "unixname": "", "custom_operator_name": "", "span_status": "ended", "dag_version_id": version,
-                    "scheduled_dttm": run["start_date"], "queued_dttm": run["start_date"],
-                }
-            )  # fmt: skip
-            for event, moment in (("running", run["start_date"]), (run["state"], run["end_date"])):
-                if moment is not None:
-                    logs.append(
-                        {
-                            "dttm": moment, "dag_id": dag.dag_id, "task_id": "work", "run_id": run["run_id"],
-                            "map_index": -1, "try_number": 1, "event": event, "owner": "airflow",
-                        }
-                    )  # fmt: skip
-    return runs, tis, logs
+    return runs
 
 
 def _history(dags: dict[str, Any], size: int) -> float:
-    """The subject's ``size`` minutes of history and the neighbours' 500 runs each, the pause and the jobs."""
+    """The subject's ``size`` minutes of history and the neighbours' 500 runs each, the pause and the jobs.
+
+    The runs are inserted in batches (``executemany``); each run's task instance and its two audit
+    entries are made from the runs by the database (``INSERT … SELECT``), the entries in time order.
+    """
     from airflow.jobs.job import Job
     from airflow.models.dag_version import DagVersion
     from airflow.models.dagrun import DagRun
@@ -154,7 +143,7 @@ def _history(dags: dict[str, Any], size: int) -> float:
     from airflow.models.serialized_dag import SerializedDagModel
     from airflow.models.taskinstance import TaskInstance
     from airflow.utils.session import create_session
-    from sqlalchemy import insert, select, update
+    from sqlalchemy import func, insert, literal, literal_column, select, union_all, update
 
     begin = time.perf_counter()
     oldest = NOW - MINUTE * (size + 10)
@@ -162,23 +151,37 @@ def _history(dags: dict[str, Any], size: int) -> float:
         versions = dict(session.execute(select(DagVersion.dag_id, DagVersion.id)).all())
         session.execute(update(DagVersion).values(created_at=oldest))
         session.execute(update(SerializedDagModel).values(created_at=oldest, last_updated=oldest))
-        runs, tis, logs = [], [], []
+        runs = []
         for dag_id, dag in sorted(dags.items()):
             count, step = (size, MINUTE) if dag_id == SUBJECT else (500, MINUTE * 10)
-            found = _runs(dag, count, step, versions[dag_id])
-            runs += found[0]
-            tis += found[1]
-            logs += found[2]
+            runs += _runs(dag, count, step, versions[dag_id])
         runs.sort(key=lambda run: run["created_at"])  # the ids of a deployment: creation order across DAGs
-        entry = {"dag_id": SUBJECT, "task_id": None, "run_id": None, "map_index": None, "try_number": None}
-        pause = [
-            {**entry, "dttm": PAUSE[0], "event": "patch_dag", "owner": "admin", "extra": '{"is_paused": true}'},
-            {**entry, "dttm": PAUSE[1], "event": "patch_dag", "owner": "admin", "extra": '{"is_paused": false}'},
-        ]
-        logs = sorted(({"extra": None, **log} for log in logs + pause), key=lambda log: log["dttm"])
-        for table, rows in ((DagRun.__table__, runs), (TaskInstance.__table__, tis), (Log.__table__, logs)):
-            for first in range(0, len(rows), 5000):
-                session.execute(insert(table), rows[first : first + 5000])
+        for first in range(0, len(runs), 5000):
+            session.execute(insert(DagRun.__table__), runs[first : first + 5000])
+        run = DagRun.__table__
+        sqlite = session.get_bind().dialect.name == "sqlite"
+        new_id = func.lower(func.hex(func.randomblob(16))) if sqlite else func.gen_random_uuid()
+        ti = {
+            "id": new_id, "dag_id": run.c.dag_id, "run_id": run.c.run_id, "task_id": literal("work"),
+            "map_index": literal(-1), "try_number": literal(1), "state": run.c.state, "pool": literal("default_pool"),
+            "pool_slots": literal(1), "queue": literal("default"), "priority_weight": literal(1),
+            "operator": literal("EmptyOperator"), "start_date": run.c.start_date, "end_date": run.c.end_date,
+            "max_tries": literal(0), "hostname": literal(""), "unixname": literal(""),
+            "custom_operator_name": literal(""), "span_status": literal("ended"),
+            "dag_version_id": run.c.created_dag_version_id, "scheduled_dttm": run.c.start_date,
+            "queued_dttm": run.c.start_date,
+        }  # fmt: skip
+        session.execute(insert(TaskInstance.__table__).from_select(list(ti), select(*ti.values())))
+        entry = (run.c.dag_id, literal("work"), run.c.run_id, literal(-1), literal(1), literal("airflow"))
+        started = select(run.c.start_date.label("dttm"), *entry, literal("running").label("event"))
+        ended = select(run.c.end_date, *entry, run.c.state).where(run.c.end_date.is_not(None))
+        events = union_all(started, ended).subquery()
+        columns = ["dttm", "dag_id", "task_id", "run_id", "map_index", "try_number", "owner", "event"]
+        in_order = select(*events.c).order_by(literal_column("1"))
+        session.execute(insert(Log.__table__).from_select(columns, in_order))
+        for moment, paused in ((PAUSE[0], "true"), (PAUSE[1], "false")):
+            change = {"dag_id": SUBJECT, "event": "patch_dag", "owner": "admin", "extra": f'{{"is_paused": {paused}}}'}
+            session.execute(insert(Log.__table__).values(**change, dttm=moment))
         for start, last in ((oldest, GAP[0]), (GAP[1], NOW)):
             row = {"job_type": "SchedulerJob", "state": "running", "hostname": "bench", "start_date": start}
             session.execute(insert(Job.__table__).values(**row, latest_heartbeat=last))

@@ -46,7 +46,7 @@ for dag_id, schedule, extra in [
         pass
 """
 DAG_IDS = ("plan_every", "plan_builtin", "plan_manual_only")
-HISTORY_TABLES = ("dag_run", "log")
+HISTORY_TABLES = ("dag_run", "log", "task_instance", "xcom")
 _STEP = re.compile(r"^(SCAN|SEARCH) (\w+)(?: AS \w+)?\b(.*)$")
 
 
