@@ -160,10 +160,7 @@ def logged_pauses(
         .limit(5)
     )
     after = session.execute(
-        select(*columns)
-        .where(kinds, Log.dttm > at, Log.dttm <= until)
-        .order_by(Log.dttm, Log.id)
-        .limit(limit)
+        select(*columns).where(kinds, Log.dttm > at, Log.dttm <= until).order_by(Log.dttm, Log.id).limit(limit)
     )
 
     def logged(rows: Any) -> list[LoggedPause]:

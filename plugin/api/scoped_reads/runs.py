@@ -110,7 +110,7 @@ def _runs(
     undated: bool = True,
     unfinished: bool = False,
 ) -> list[RunRow]:
-    """The first ``limit`` of ``dag_id``'s runs matching ``where``, by ``run_after`` (newest first with ``newest_first``).
+    """The first ``limit`` of ``dag_id``'s runs matching ``where`` by ``run_after`` (``newest_first``: newest first).
 
     Airflow has no index on ``(dag_id, run_after)``: filtering one DAG's runs by ``run_after`` reads
     every run it ever had (1.4 s at 400,000 runs on SQLite). Each run is found through an index
