@@ -122,6 +122,8 @@ def _runs(
     * a run without one (asset-triggered, manual without a logical date; with ``undated``) from the
       same index's NULL entries: their number is the runs people and assets asked for, not the schedule's;
     * with ``unfinished``, a queued or running run through the index on ``(dag_id, state)``.
+
+    Not found: a manual run given a logical date outside ``dated`` (far from its ``run_after``).
     """
     if not scope.allows(dag_id):
         return []
