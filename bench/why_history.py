@@ -190,7 +190,7 @@ def _history(dags: dict[str, Any], size: int) -> float:
 
 
 def _analyze() -> None:
-    """PostgreSQL's statistics, as autovacuum keeps them on a live deployment (SQLite keeps none: Airflow never asks)."""
+    """PostgreSQL's statistics, as autovacuum keeps them on a live deployment (SQLite keeps none)."""
     from airflow.utils.session import create_session
     from sqlalchemy import text
 
