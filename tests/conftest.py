@@ -28,12 +28,14 @@ os.environ["AIRFLOW__CORE__UNIT_TEST_MODE"] = "True"
 os.environ.setdefault("AIRFLOW__SCHEDULER__STANDALONE_DAG_PROCESSOR", "True")
 
 import pytest  # noqa: E402
-from airflow.sdk.configuration import conf as _sdk_conf  # noqa: E402, F401
 from hypothesis import settings  # noqa: E402
 
-# Importing the Task SDK's configuration above logs "Unit test configuration loaded" to stdout,
-# once per process: here, at collection, rather than into the output of whichever test first
-# loads it (a CLI test reading its --json answer from stdout failed when it ran first).
+from tests.compat.airflow_names import load_configuration  # noqa: E402
+
+# Loading the configuration logs "Unit test configuration loaded" to stdout, once per process:
+# here, at collection, rather than into the output of whichever test first loads it (a CLI test
+# reading its --json answer from stdout failed when it ran first).
+load_configuration()
 
 # CI must not fail one run in three on a new random example: there every property test runs the
 # same derandomized examples, with no example database. Locally they explore at random.

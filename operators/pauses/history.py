@@ -148,20 +148,19 @@ def logged_pauses(
     Two bounded queries. An entry whose ``extra`` does not say the new state is passed over,
     as :func:`pause_changes` does.
     """
-    kinds = Log.event.in_([*_CLI, *_API])
+    # A pause is an entry of the DAG, not of a task: through Airflow's (dag_id, task_id, ...) index with
+    # no task, never along every task event the DAG ever logged (the log has no (dag_id, event) index).
+    kinds = and_(Log.dag_id == dag_id, Log.task_id.is_(None), Log.event.in_([*_CLI, *_API]))
     columns = (Log.id, Log.dttm, Log.event, Log.extra, Log.owner)
     before = session.execute(
         select(*columns)
-        .where(Log.dag_id == dag_id, kinds, Log.dttm <= at)
+        .where(kinds, Log.dttm <= at)
         .order_by(Log.dttm.desc(), Log.id.desc())
         # a few more than one: a PATCH that changed another field carries no is_paused
         .limit(5)
     )
     after = session.execute(
-        select(*columns)
-        .where(Log.dag_id == dag_id, kinds, Log.dttm > at, Log.dttm <= until)
-        .order_by(Log.dttm, Log.id)
-        .limit(limit)
+        select(*columns).where(kinds, Log.dttm > at, Log.dttm <= until).order_by(Log.dttm, Log.id).limit(limit)
     )
 
     def logged(rows: Any) -> list[LoggedPause]:

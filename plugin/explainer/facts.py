@@ -131,6 +131,17 @@ def _view(definition: Definition, at: datetime.datetime, anchor: Any) -> tuple[S
         )
 
 
+def reach_of(view: ScheduleView) -> datetime.timedelta:
+    """How long before its ``run_after`` a run's logical date may lie: twice the schedule's longest span around T.
+
+    The runs are read along Airflow's ``(dag_id, logical_date)`` index (it has none on ``run_after``);
+    twice the span keeps a run made under a schedule with somewhat longer windows in reach, and
+    :data:`~tessera.plugin.scoped_reads.runs.REACH` stands in when the view has no window.
+    """
+    spans = [x.run_after - x.window_start for x in (view.previous, view.focus, view.following) if x and x.window_start]
+    return max(reads.REACH if not spans else 2 * max(spans), datetime.timedelta(minutes=10))
+
+
 def gather(
     session: Session,
     model: DagModel,
@@ -151,10 +162,11 @@ def gather(
     focus = view.focus
     low = min(x.run_after for x in (view.previous, focus) if x is not None) if focus else at
     high = max([at] + [x.run_after for x in (view.following,) if x is not None])
-    around = {run.id: run for run in reads.runs_between(session, scope, dag_id, min(low, at), high)}
+    reach = reach_of(view)
+    around = {run.id: run for run in reads.runs_between(session, scope, dag_id, min(low, at), high, reach=reach)}
     around.update({run.id: run for run in reads.runs_before(session, scope, dag_id, at, limit=3)})
     facts.runs = sorted(around.values(), key=lambda run: (run.run_after, run.id))
-    facts.later = reads.runs_after(session, scope, dag_id, high)
+    facts.later = reads.runs_after(session, scope, dag_id, high, reach=reach)
     if view.due and focus is not None:
         facts.occurrence_run = next((run for run in facts.runs if _matches(run, view)), None)
     facts.subject = _subject(facts)
@@ -166,7 +178,7 @@ def gather(
     facts.skips = reads.skip_log(session, scope, dag_id, since=facts.due_at, until=now)
     facts.scheduler = records.scheduler_at(session, facts.due_at)
     limit = min(50, (facts.max_active_runs or 16) + 1)
-    facts.active = reads.active_runs_at(session, scope, dag_id, facts.due_at, limit=limit)
+    facts.active = reads.active_runs_at(session, scope, dag_id, facts.due_at, limit=limit, reach=reach)
     backfill_ids = [run.backfill_id for run in facts.runs if run.backfill_id is not None]
     facts.backfills = reads.backfills(session, scope, dag_id, at=at, ids=backfill_ids)
     _read_subject(session, scope, facts)

@@ -43,6 +43,7 @@ from .audit import (
 from .import_errors import HIDDEN, ImportErrorRow, function_statuses, import_errors
 from .run_picks import run_picks, runs_by_pk
 from .runs import (
+    REACH,
     RUNS_AROUND,
     BackfillRow,
     RunRow,
@@ -65,6 +66,7 @@ __all__ = [
     "ImportErrorRow",
     "PoolHolder",
     "PoolOccupancy",
+    "REACH",
     "RUNS_AROUND",
     "RunRow",
     "Scope",

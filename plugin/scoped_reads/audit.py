@@ -32,12 +32,14 @@ def audit_entries(
 ) -> tuple[list[Row], list[Row]]:
     """``dag_id``'s newest ``event`` entry at or before ``at``, and those after it up to ``until``.
 
-    Rows of ``(id, dttm, extra)``, the ones after ``at`` oldest first, at most ``after_limit``.
+    ``event``: an entry of the DAG, written without a task id (a parse state, a pause). Rows of
+    ``(id, dttm, extra)``, the ones after ``at`` oldest first, at most ``after_limit``.
     """
     if not scope.allows(dag_id):
         return [], []
     columns = (Log.id, Log.dttm, Log.extra)
-    mine = and_(Log.dag_id == dag_id, Log.event == event)
+    # through Airflow's (dag_id, task_id, ...) index with no task: the DAG's own entries, not every task event
+    mine = and_(Log.dag_id == dag_id, Log.task_id.is_(None), Log.event == event)
     before = select(*columns).where(mine, Log.dttm <= at).order_by(Log.dttm.desc(), Log.id.desc()).limit(1)
     after = select(*columns).where(mine, Log.dttm > at, Log.dttm <= until).order_by(Log.dttm, Log.id)
     return list(session.execute(before)), list(session.execute(after.limit(after_limit)))

@@ -31,6 +31,18 @@ except ImportError:  # Airflow 3.1: one metrics package for both
     TaskNoStatsLogger = NoStatsLogger  # type: ignore[misc,assignment]
 
 
+def load_configuration() -> None:
+    """Load the configuration Airflow's task code reads (the Task SDK's from 3.2 on; the core's on 3.1).
+
+    Loading it in unit-test mode logs "Unit test configuration loaded" to stdout once per process:
+    the tests load it at collection, so the line never lands in a test's captured output.
+    """
+    try:
+        importlib.import_module("airflow.sdk.configuration")
+    except ImportError:  # Airflow 3.1: the core's configuration, loaded with airflow itself
+        importlib.import_module("airflow.configuration")
+
+
 def _stats_module(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
