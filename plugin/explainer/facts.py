@@ -28,6 +28,7 @@ from ..api.failures import failure
 from ..api.scoped_reads import BackfillRow, PoolOccupancy, RunRow, Scope, TaskRow
 from . import records
 from .clock import ClockFinding, clock_findings
+from .drops import Drop, Replaced, recorded_drops, replaced_run
 from .schedule import ScheduleView, schedule_view
 from .versions import DagAtT, Definition, dag_at
 from .waits import AssetWait, WavePlace, asset_waits, is_gate, wave_place
@@ -61,6 +62,12 @@ class Facts:
     parses: list[ParseEntry] = field(default_factory=list)
     broken: Broken | None = None
     skips: list[LoggedSkip] = field(default_factory=list)
+    drops: list[Drop] = field(default_factory=list)
+    """Fires tessera recorded as not run (overlap drops, catch-up skips), read from the scheduled runs after T."""
+    replaced: Replaced | None = None
+    """The subject run was failed by ``cancel_other`` when a newer run started."""
+    gate: TaskRow | None = None
+    """The subject run's wave gate task, when it was holding the run at T (even if it has released it since)."""
     scheduler: records.SchedulerCover | None = None
     active: list[RunRow] = field(default_factory=list)
     backfills: list[BackfillRow] = field(default_factory=list)
@@ -164,6 +171,8 @@ def gather(
     facts.parse, facts.parses = parse_entries(session, scope, dag_id, at=facts.due_at, until=now)
     facts.broken = broken_dags(session, scope, [dag_id]).get(dag_id)
     facts.skips = reads.skip_log(session, scope, dag_id, since=facts.due_at, until=now)
+    after_due = [run for run in [*facts.runs, *facts.later] if run.run_after > facts.due_at]
+    facts.drops = recorded_drops(session, scope, dag_id, after_due)
     facts.scheduler = records.scheduler_at(session, facts.due_at)
     limit = min(50, (facts.max_active_runs or 16) + 1)
     facts.active = reads.active_runs_at(session, scope, dag_id, facts.due_at, limit=limit)
@@ -189,10 +198,13 @@ def _read_subject(session: Session, scope: Scope, facts: Facts) -> None:
     records_left = reads.xcom_values(session, scope, facts.dag_id, run.run_id, RECORD_KEY, limit=50)
     facts.fire_records = _fire_records(records_left)
     facts.note = reads.note_of(session, scope, facts.dag_id, run.id)
+    if run.state == "failed":
+        facts.replaced = replaced_run(session, scope, facts.dag_id, run, facts.note)
     at = facts.at
     default_args = None if facts.definition is None else facts.definition.default_args
     for task in facts.tasks:
         if is_gate(task.task_id) and _held_at(task, at):
+            facts.gate = task
             facts.wave = wave_place(session, scope, facts.dag_id, run.run_id, default_args)
         elif _waiting_for_slot(task, at) and facts.pool is None:
             facts.pool = reads.pool_occupancy(session, scope, task.pool, at)
@@ -209,9 +221,9 @@ def _fire_records(values: list[tuple[str, Any]]) -> dict[str, FireRecord]:
 
 
 def _held_at(task: TaskRow, at: datetime.datetime) -> bool:
-    """A gate deferred at ``at``: started, not finished, or still deferred now."""
+    """A gate holding its run at ``at``: started by then and not finished, whatever it came to since."""
     started = task.start_date is not None and task.start_date <= at
-    return started and (task.end_date is None or task.end_date > at) and task.state in ("deferred", None, "running")
+    return started and (task.end_date is None or task.end_date > at)
 
 
 def _waiting_for_slot(task: TaskRow, at: datetime.datetime) -> bool:

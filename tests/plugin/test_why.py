@@ -331,7 +331,8 @@ def test_a_broken_file_at_the_occurrence_cites_the_parse_record(session):
 
 def test_without_records_the_answer_names_what_is_missing(session):
     answer = ask(session, "why_every", at(6))
-    assert answer.cause == "unexplained", answer.verdict
+    assert answer.cause == "cannot_tell", answer.verdict  # no audit log at all: nothing says it was not paused
+    assert "the audit log is empty" in answer.verdict
     assert any("scheduler job around 2026-11-30 12:05:00 UTC in the job table" in m for m in answer.missing)
 
 

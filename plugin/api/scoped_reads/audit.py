@@ -86,3 +86,20 @@ def parse_records(session: Session, scope: Scope, dag_ids: Iterable[str]) -> dic
     """:func:`~tessera.plugin.parse_watch.newest_entries` of ``dag_ids`` in scope."""
     ids = scope.only(dag_ids)
     return newest_entries(session, ids) if ids else {}
+
+
+def run_entries(
+    session: Session, scope: Scope, dag_id: str, events: Iterable[str], run_ids: Iterable[str], *, limit: int = 20
+) -> list[Row]:
+    """``dag_id``'s audit-log entries of ``events`` written about the runs ``run_ids``: ``(id, dttm, event, run_id,
+    extra)``, oldest first, at most ``limit``."""
+    runs = list(run_ids)[:10]
+    if not scope.allows(dag_id) or not runs:
+        return []
+    query = (
+        select(Log.id, Log.dttm, Log.event, Log.run_id, Log.extra)
+        .where(Log.dag_id == dag_id, Log.event.in_(list(events)), Log.run_id.in_(runs))
+        .order_by(Log.id)
+        .limit(limit)
+    )
+    return list(session.execute(query))

@@ -188,3 +188,15 @@ def backfills(
         .limit(10)
     )
     return [BackfillRow(*row) for row in rows]
+
+
+def notes_of(session: Session, scope: Scope, dag_id: str, run_pks: list[int]) -> dict[int, str]:
+    """The notes of ``dag_id``'s runs whose primary keys are ``run_pks`` (at most 10), by primary key."""
+    if not scope.allows(dag_id) or not run_pks:
+        return {}
+    query = (
+        select(DagRunNote.dag_run_id, DagRunNote.content)
+        .join(DagRun, DagRun.id == DagRunNote.dag_run_id)
+        .where(DagRunNote.dag_run_id.in_(run_pks[:10]), DagRun.dag_id == dag_id)
+    )
+    return {pk: content for pk, content in session.execute(query) if content}
