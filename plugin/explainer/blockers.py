@@ -133,6 +133,19 @@ def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     return None
 
 
+def paused_at(moment: datetime.datetime, before: LoggedPause | None, changes: list[LoggedPause]) -> LoggedPause | None:
+    """The pause entry in force at ``moment`` when it is a pause: the newest of ``before`` and ``changes`` by then."""
+    newest = before if before is not None and before.at <= moment else None
+    for change in changes:
+        if change.at <= moment:
+            newest = change
+    return newest if newest is not None and newest.paused else None
+
+
+def paused_words(pause: LoggedPause) -> str:
+    return f"paused {when(pause.at)} {_via(pause)}"
+
+
 def _scheduler_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     cover = facts.scheduler
     if cover is None or cover.alive is not None:

@@ -78,6 +78,8 @@ class Facts:
     """The pool a task of the run waited for: its slots and holders, as far as the caller may read them."""
     wave: WavePlace | None = None
     assets: list[AssetWait] = field(default_factory=list)
+    event_pauses: tuple[LoggedPause | None, list[LoggedPause]] = (None, [])
+    """The pause in force when the first of those events arrived, and the changes after it up to T."""
     audit_floor: datetime.datetime | None = None
     job_floor: datetime.datetime | None = None
     missing: list[str] = field(default_factory=list)
@@ -184,6 +186,9 @@ def gather(
         facts.assets = asset_waits(
             session, dag_id, None if definition is None else definition.default_args, since=last, until=at
         )
+        first_event = min((wait.oldest for wait in facts.assets if wait.oldest is not None), default=None)
+        if first_event is not None:  # Airflow queues no run for an event that arrives while the DAG is paused
+            facts.event_pauses = reads.pause_log(session, scope, dag_id, at=first_event, until=at)
     facts.audit_floor = reads.oldest_audit_entry(session)
     facts.job_floor = records.oldest_scheduler_job(session)
     return facts

@@ -11,7 +11,7 @@ from tessera.timetables.run_record import RunRecord
 
 from ..api.schedules import duration_text
 from ..api.scoped_reads import RunRow, TaskRow
-from .blockers import blocker_at, late_decision
+from .blockers import blocker_at, late_decision, paused_at, paused_words
 from .facts import Facts
 from .models import Decision
 from .waits import WavePlace
@@ -56,6 +56,15 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
         decision = held
     elif _queued_at(run, facts.at) and (full := _slots_full(facts, run, label)) is not None:
         decision = full
+    elif _queued_at(run, facts.at) and (pause := paused_at(facts.at, facts.pause, facts.pauses)) is not None:
+        decision = Decision(
+            "paused",
+            f"Queued: {label} was created as {run.run_id!r} but had not started at T because the DAG was paused "
+            f"({paused_words(pause)}): Airflow starts no run of a paused DAG; it starts once the DAG is unpaused.",
+        )
+        decision.add(
+            "airflow", "paused", f"The DAG was {paused_words(pause)}.", f"audit log #{pause.log_id} ({pause.event})"
+        )
     elif run.run_type == "backfill":
         decision = _by_backfill(facts, run, label)
     elif run.run_type == "manual":
@@ -153,7 +162,18 @@ def _held(facts: Facts, run: RunRow) -> Decision | None:
         )
         return decision
     occupancy = facts.pool
-    if occupancy is not None and occupancy.slots is not None and occupancy.held >= occupancy.slots:
+    if occupancy is not None and occupancy.slots == 0:
+        decision = Decision(
+            "waiting_pool",
+            f"Waiting: run {run.run_id!r} was running but a task waited for a slot of pool {occupancy.pool!r}, "
+            "which has 0 slots: none of its tasks can run until the pool is given a slot.",
+        )
+        decision.add(
+            "airflow", "pool", f"Pool {occupancy.pool!r} has {occupancy.slots} slots.", f"pool {occupancy.pool!r}"
+        )
+        return decision
+    # -1 slots: unlimited (Airflow's convention), never full
+    if occupancy is not None and occupancy.slots is not None and 0 < occupancy.slots <= occupancy.held:
         pool, slots, shown = occupancy.pool, occupancy.slots, occupancy.holders[:5]
         held = f"held by {names([f'{h.dag_id}.{h.task.task_id} ({h.run_id})' for h in shown])}"
         if occupancy.hidden:

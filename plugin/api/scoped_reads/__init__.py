@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from .audit import (
     audit_entries,
+    newest_entry_of,
     oldest_audit_entry,
     parse_problems,
     parse_records,
@@ -76,6 +77,7 @@ __all__ = [
     "backfills",
     "function_statuses",
     "import_errors",
+    "newest_entry_of",
     "newest_run_pk",
     "note_of",
     "notes_of",

@@ -103,3 +103,18 @@ def run_entries(
         .limit(limit)
     )
     return list(session.execute(query))
+
+
+def newest_entry_of(session: Session, scope: Scope, dag_ids: Iterable[str], event: str) -> dict[str, Row]:
+    """Each of ``dag_ids``' newest ``event`` entry, ``(id, dttm, run_id, extra)`` by DAG id, in one query."""
+    ids = scope.only(dag_ids)
+    if not ids:
+        return {}
+    rank = func.row_number().over(partition_by=Log.dag_id, order_by=Log.id.desc()).label("rank")
+    ranked = (
+        select(Log.dag_id, Log.id, Log.dttm, Log.run_id, Log.extra, rank)
+        .where(Log.dag_id.in_(ids), Log.event == event)
+        .subquery()
+    )
+    columns = (ranked.c.dag_id, ranked.c.id, ranked.c.dttm, ranked.c.run_id, ranked.c.extra)
+    return {row[0]: row[1:] for row in session.execute(select(*columns).where(ranked.c.rank == 1))}
