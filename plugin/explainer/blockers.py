@@ -88,10 +88,22 @@ def _via(pause: LoggedPause) -> str:
     return "through the UI or the REST API"
 
 
-def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
-    pause, later = facts.pause, facts.pauses
+def pause_blocker(
+    facts: Facts,
+    due: datetime.datetime,
+    entries: tuple[LoggedPause | None, list[LoggedPause]] | None = None,
+) -> Blocker | None:
+    """The pause the DAG was in at ``due``, from the audit log, or from its row when the log covers since then.
+
+    ``entries``: the pause in force at some instant at or before ``due`` and the changes after it
+    (default: those read around the occurrence).
+    """
+    first_entry, changes = entries if entries is not None else (facts.pause, facts.pauses)
+    before = [p for p in [first_entry, *changes] if p is not None and p.at <= due]
+    later = [p for p in changes if p.at > due]
     ended = next((p.at for p in later if not p.paused), None)
-    if pause is not None:
+    if before:
+        pause = before[-1]
         if not pause.paused:
             return None
         return Blocker(
@@ -126,24 +138,19 @@ def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
             "dag row (is_paused); audit log since " + when(floor),
             None,
         )
+    if floor is not None and floor <= due:  # the log covers due..now and holds no change: paused all along
+        return Blocker(
+            "paused",
+            f"the DAG was paused when it came due at {when(due)}: it is paused now and the audit log, which starts "
+            f"{when(floor)}, before it came due, records no pause change since",
+            "dag row (is_paused); audit log since " + when(floor),
+            None,
+        )
     facts.missing.append(
         f"an audit-log entry of the pause: the DAG is paused now, but the log (from {when(floor)}) records no pause "
         "or unpause (paused by a bulk PATCH, a database edit, or the entries were cleaned)"
     )
     return None
-
-
-def paused_at(moment: datetime.datetime, before: LoggedPause | None, changes: list[LoggedPause]) -> LoggedPause | None:
-    """The pause entry in force at ``moment`` when it is a pause: the newest of ``before`` and ``changes`` by then."""
-    newest = before if before is not None and before.at <= moment else None
-    for change in changes:
-        if change.at <= moment:
-            newest = change
-    return newest if newest is not None and newest.paused else None
-
-
-def paused_words(pause: LoggedPause) -> str:
-    return f"paused {when(pause.at)} {_via(pause)}"
 
 
 def _scheduler_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
@@ -195,7 +202,7 @@ def _covering_skips(facts: Facts, due: datetime.datetime, decision: Decision) ->
 
 def blocker_at(facts: Facts, due: datetime.datetime) -> Blocker | None:
     """The first condition that stopped a run at ``due``: a broken or stale file, a pause, no scheduler, no slot."""
-    for check in (_parse_blocker, _pause_blocker, _scheduler_blocker, _slots_blocker):
+    for check in (_parse_blocker, pause_blocker, _scheduler_blocker, _slots_blocker):
         if (blocker := check(facts, due)) is not None:
             return blocker
     return None

@@ -11,7 +11,7 @@ from tessera.timetables.run_record import RunRecord
 
 from ..api.schedules import duration_text
 from ..api.scoped_reads import RunRow, TaskRow
-from .blockers import blocker_at, late_decision, paused_at, paused_words
+from .blockers import blocker_at, late_decision, pause_blocker
 from .facts import Facts
 from .models import Decision
 from .waits import WavePlace
@@ -56,15 +56,14 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
         decision = held
     elif _queued_at(run, facts.at) and (full := _slots_full(facts, run, label)) is not None:
         decision = full
-    elif _queued_at(run, facts.at) and (pause := paused_at(facts.at, facts.pause, facts.pauses)) is not None:
+    elif _queued_at(run, facts.at) and (pause := pause_blocker(facts, facts.at)) is not None:
         decision = Decision(
             "paused",
-            f"Queued: {label} was created as {run.run_id!r} but had not started at T because the DAG was paused "
-            f"({paused_words(pause)}): Airflow starts no run of a paused DAG; it starts once the DAG is unpaused.",
+            f"Queued: {label} was created as {run.run_id!r} but had not started at T: "
+            f"{pause.text.replace(' when it came due at ', ' at ', 1)}; Airflow starts no run of a paused DAG, and "
+            "starts this one once the DAG is unpaused.",
         )
-        decision.add(
-            "airflow", "paused", f"The DAG was {paused_words(pause)}.", f"audit log #{pause.log_id} ({pause.event})"
-        )
+        decision.add("airflow", "paused", pause.text[0].upper() + pause.text[1:] + ".", pause.record)
     elif run.run_type == "backfill":
         decision = _by_backfill(facts, run, label)
     elif run.run_type == "manual":

@@ -9,10 +9,8 @@ The evidence around the verdict (the schedule in force, what happens next) is wr
 
 from __future__ import annotations
 
-from tessera.operators.functions.pause_history import LoggedPause
-
 from ..api.schedules import duration_text
-from .blockers import no_run_decision, paused_at, paused_words
+from .blockers import Blocker, no_run_decision, pause_blocker
 from .facts import Facts
 from .models import Decision, Evidence
 from .runs import run_decision
@@ -24,10 +22,13 @@ def _ran_words(facts: Facts) -> str:
     return "it had no run" if run is None else f"it ran as {run.run_id!r} ({run.state})"
 
 
-def _events_while_paused(facts: Facts) -> tuple[LoggedPause, list[str]] | None:
+def _events_while_paused(facts: Facts) -> tuple[Blocker, list[str]] | None:
     """The pause in force when the assets' newest events arrived, and which assets, if every newest one did."""
-    before, changes = facts.event_pauses
-    found = [(wait.name, paused_at(wait.newest, before, changes)) for wait in facts.assets if wait.newest is not None]
+    found = [
+        (wait.name, pause_blocker(facts, wait.newest, facts.event_pauses))
+        for wait in facts.assets
+        if wait.newest is not None
+    ]
     if not found or any(pause is None for _, pause in found):
         return None
     return found[-1][1], [name for name, _ in found]  # type: ignore[return-value]
@@ -52,13 +53,11 @@ def _no_clock(facts: Facts) -> Decision:
             pause, which = held
             decision = Decision(
                 "paused",
-                f"Not run: the newest event of {kind} {names(which)} arrived while the DAG was paused "
-                f"({paused_words(pause)}), and Airflow queues an asset-triggered run only for an event that arrives "
-                f"while the DAG is unpaused ({last_words}).",
+                f"Not run: the newest event of {kind} {names(which)} arrived while the DAG was paused, and Airflow "
+                f"queues an asset-triggered run only for an event that arrives while the DAG is unpaused "
+                f"({last_words}).",
             )
-            decision.add(
-                "airflow", "paused", f"The DAG was {paused_words(pause)}.", f"audit log #{pause.log_id} ({pause.event})"
-            )
+            decision.add("airflow", "paused", pause.text[0].upper() + pause.text[1:] + ".", pause.record)
         else:
             decision = Decision(
                 "unexplained", f"Not run at T: every {kind} had an event since its last run ({last_words})."
