@@ -45,7 +45,7 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
             f"Recorded skip of {task!r}: {record.reason}: {record.message}",
             f"audit log #{logged.log_id} (tessera.skip)" if logged else f"fire record of {task!r} in {run.run_id!r}",
         )
-    elif facts.replaced is not None and run.end_date is not None and run.end_date <= facts.at:
+    elif facts.replaced is not None and run.end_date is not None:
         decision = _replaced(facts, run, label)
     elif (timed_out := _timed_out(facts, run, label)) is not None:
         decision = timed_out
@@ -95,9 +95,10 @@ def _replaced(facts: Facts, run: RunRow, label: str) -> Decision:
     replaced = facts.replaced
     assert replaced is not None
     by = f"run {replaced.by!r}" if replaced.by else "a newer scheduled run"
+    running = "was running at T" if run.end_date is not None and run.end_date > facts.at else "ran"
     decision = Decision(
         "replaced",
-        f"Replaced: {label} ran as {run.run_id!r} and was failed at {when(run.end_date)} when {by} started: "
+        f"Replaced: {label} {running} as {run.run_id!r} and was failed at {when(run.end_date)} when {by} started: "
         "overlap cancel_other runs the newest fire (Superseded).",
     )
     decision.add(
