@@ -56,7 +56,10 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
         decision = held
     elif _queued_at(run, facts.at) and (full := _slots_full(facts, run, label)) is not None:
         decision = full
-    elif _queued_at(run, facts.at) and (pause := pause_blocker(facts, facts.at)) is not None:
+    elif (
+        # a backfill's runs start whether or not the DAG is paused
+        run.run_type != "backfill" and _queued_at(run, facts.at) and (pause := pause_blocker(facts, facts.at))
+    ):
         decision = Decision(
             "paused",
             f"Queued: {label} was created as {run.run_id!r} but had not started at T: "
