@@ -216,6 +216,11 @@ def late_decision(facts: Facts, run: RunRow, label: str) -> Decision:
     late = f"{run.run_id!r}, created {when(run.created)} ({ago(focus.run_after, run.created)} after it came due)"
     if blocker is None:
         decision = Decision("late", f"No run yet at T: {label} came due at {when(focus.run_after)}; its run is {late}.")
+        floor = facts.audit_floor
+        if floor is None or floor > focus.run_after:  # the log that would name a pause or a broken file is gone
+            start = f"the records start at {when(floor)}" if floor is not None else "the audit log is empty"
+            cleaned = "(cleaned, e.g. by airflow db clean --tables log)"
+            decision.verdict += f" Cannot tell what held it: {start}, after it came due {cleaned}."
         decision.missing.append(f"a record of what held the run of {label} until it was created")
     else:
         until = f"when {blocker.ended_words} at {when(blocker.ended)}" if blocker.ended else "later"

@@ -600,3 +600,17 @@ def test_the_dropped_line_a_run_writes_is_the_one_the_explainer_reads():
         for count, at_least in ((1, False), (3, True)):
             event = SkipEvent(reason, count, at(5), at(5 * count), "why: (it) says.", at_least)
             assert dropped_in(f"Queued: x.\n{dropped_line(event)}\nReplaced: y.") == [event]
+
+
+def test_a_run_created_late_with_the_log_cleaned_since_says_it_cannot_tell_what_held_it(session):
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(0))
+    late = run(session, "why_every", at(5), created=at(9))
+    logged(session, "cli_dag_unpause", "other", at(30))  # the oldest entry left by airflow db clean
+    answer = ask(session, "why_every", at(6), now=at(40))
+    assert answer.cause == "late", answer.verdict
+    assert late.run_id in answer.verdict
+    assert answer.verdict.endswith(
+        "Cannot tell what held it: the records start at 2026-11-30 12:30:00 UTC, after it came due (cleaned, e.g. by "
+        "airflow db clean --tables log)."
+    )
