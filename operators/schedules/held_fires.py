@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from airflow.utils.types import DagRunType
 
 from tessera.operators.functions.skip_events import SkipEvent
-from tessera.operators.run_notes import Audit, append, at
+from tessera.operators.run_notes import Audit, append, at, read_at
 from tessera.operators.stats import Metric, emit
 from tessera.timetables.owed_runs import policy_of, treatments
 
@@ -55,7 +55,7 @@ WHY_DROPPED = {
 }
 OVERLAP_REASONS = ("BufferFull", "ConcurrencyForbidden", "Superseded")
 """What a plain timetable's run records: its overlap policy's drops (its catch-up's are recorded as before)."""
-_AT = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC"
+_AT = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC)"
 _DROPPED_LINE = re.compile(
     rf"Skipped (at least )?(\d+) fire\(s\) due {_AT}(?: to {_AT})?: ({'|'.join(WHY_DROPPED)}): (.*)\."
 )
@@ -80,9 +80,8 @@ def dropped_in(note: str | None) -> list[SkipEvent]:
         if match is None:
             continue
         at_least, count, first, last, reason, why = match.groups()
-        start = datetime.datetime.strptime(first, "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.timezone.utc)
-        end = start if last is None else datetime.datetime.strptime(last, "%Y-%m-%d %H:%M:%S")
-        end = end.replace(tzinfo=datetime.timezone.utc)
+        start = read_at(first)
+        end = start if last is None else read_at(last)
         found.append(SkipEvent(reason, int(count), start, end, why, at_least is not None))
     return found
 
