@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 REPLACED_EVENT = "tessera.schedule.replaced"
 REPLACED_MESSAGE = "tessera: replaced by a newer scheduled run (overlap cancel_other)"
 """The ``msg`` the other listeners get for a replaced run (not one the run's RETRIES answer)."""
+REPLACED_NOTE = "Replaced: failed when run "
+"""How a replaced run's note line starts (the run that replaced it follows): the record that outlives the audit log."""
 REPLACED_METRIC = Metric("tessera.schedule.replaced_runs", "counter")
 IN_FLIGHT = (DagRunState.QUEUED, DagRunState.RUNNING)
 MAX_REPLACED = 16
@@ -81,7 +83,7 @@ def replace_older_runs(dag_run: DagRun, session: Session) -> list[str]:
         set_dag_run_state_to_failed(dag=dag, run_id=run.run_id, commit=True, session=session)
         append(
             run,
-            f"Replaced: failed when run {dag_run.run_id} (due {at(dag_run.run_after)}) started, because this "
+            f"{REPLACED_NOTE}{dag_run.run_id} (due {at(dag_run.run_after)}) started, because this "
             f"run was still in flight (overlap cancel_other runs the newest fire).",
             session=session,
             audit=[

@@ -44,7 +44,18 @@ def dropped_line(count: int) -> str:
 
 def at(moment: datetime.datetime) -> str:
     """An instant as every note shows it: ``2026-03-08 12:00:00 UTC``."""
-    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.astimezone(datetime.timezone.utc).strftime(AT_FORMAT)
+
+
+AT_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
+
+
+def read_at(text: str) -> datetime.datetime:
+    """The instant :func:`at` wrote (to the second): how a reader of notes reads one back.
+
+    :raises ValueError: ``text`` is not in :func:`at`'s form.
+    """
+    return datetime.datetime.strptime(text, AT_FORMAT).replace(tzinfo=datetime.timezone.utc)
 
 
 @dataclass(frozen=True, slots=True)

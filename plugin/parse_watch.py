@@ -35,7 +35,10 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import os
+import re
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from airflow.models.dag import DagModel
@@ -64,6 +67,43 @@ MESSAGE_LIMIT = 500
 def last_line(stacktrace: str | None) -> str:
     lines = (stacktrace or "").strip().splitlines()
     return (lines[-1] if lines else "the DAG file has an import error")[:MESSAGE_LIMIT]
+
+
+_RAISED = re.compile(r"(?P<kind>[A-Za-z_][\w.]*): ?(?P<text>.*)")
+_FRAME_LINE = re.compile(r'\s+File "(?P<path>[^"]*)", line (?P<line>\d+)')
+
+
+@dataclass(frozen=True)
+class ErrorHead:
+    """What a person reads first of an import error: the exception's class, its first line, the file's line."""
+
+    kind: str | None
+    """The exception's class (``SyntaxError``, ``RuntimeError``); None: the text names none."""
+    first_line: str
+    line: int | None
+    """The line of the DAG file's innermost frame (for a syntax error, the offending line); None: not in it."""
+
+
+def error_head(stacktrace: str | None, file: str | None = None) -> ErrorHead:
+    """The exception a traceback ends with: the first unindented line after its frames, not the message's last line.
+
+    A message over several lines (``RuntimeError("a\nb")``) is shown by its first line; a text with
+    no traceback (``dagbag_import_error_tracebacks = False``) by its first line.
+    """
+    lines = (stacktrace or "").strip().splitlines()
+    frames = [index for index, text in enumerate(lines) if text[:1].isspace()]
+    raised = lines[frames[-1] + 1 :] if frames else lines
+    head = next((text for text in raised if text.strip()), "")
+    line = None
+    for text in reversed(lines):
+        frame = _FRAME_LINE.match(text)
+        if frame is not None and file and frame.group("path").endswith(file):
+            line = int(frame.group("line"))
+            break
+    found = _RAISED.fullmatch(head)
+    if found is None or " " in found.group("kind"):
+        return ErrorHead(None, head[:MESSAGE_LIMIT] or "the DAG file has an import error", line)
+    return ErrorHead(found.group("kind").rsplit(".", 1)[-1], found.group("text")[:MESSAGE_LIMIT], line)
 
 
 def newest_entries(session: Session, dag_ids: list[str] | None = None) -> dict[str, tuple[int, Any, dict]]:
@@ -108,6 +148,8 @@ def current_problems(session: Session, dag_ids: list[str] | None = None) -> dict
             "state": "broken" if error_id is not None else "missing",
             "stale": bool(stale),
             "reason": spec_reason(last_line(stacktrace)) if error_id is not None else FILE_MISSING,
+            # the class only: the error's text is shown to those who may read every DAG of its file
+            "error_class": error_head(stacktrace).kind if error_id is not None else None,
             "file": file,
             "import_error_id": error_id,
             "since": None if seen is None else seen.isoformat(),
@@ -126,13 +168,20 @@ def observe(session: Session) -> int:
     entries = newest_entries(session)
     written = 0
     now = utcnow().isoformat()
-    for dag_id, state in problems.items():
+    changed = {
+        dag_id: state
+        for dag_id, state in problems.items()
+        if (entry := entries.get(dag_id)) is None or _key(entry[2]) != _key(state)
+    }
+    gone = _files_gone(session, [dag_id for dag_id, state in changed.items() if state["state"] == "missing"])
+    for dag_id, state in changed.items():
         entry = entries.get(dag_id)
-        if entry is None or _key(entry[2]) != _key(state):
-            same_problem = entry is not None and entry[2].get("state") == state["state"]
-            state["since"] = entry[2].get("since") if same_problem else (state["since"] or now)
-            session.add(Log(EVENT, owner=AUDIT_OWNER, dag_id=dag_id, extra=json.dumps(state)))
-            written += 1
+        same_problem = entry is not None and entry[2].get("state") == state["state"]
+        state["since"] = entry[2].get("since") if same_problem else (state["since"] or now)
+        if state["state"] == "missing":
+            state["file_gone"] = gone.get(dag_id)
+        session.add(Log(EVENT, owner=AUDIT_OWNER, dag_id=dag_id, extra=json.dumps(state)))
+        written += 1
     recovered = [d for d, (_, _, data) in entries.items() if d not in problems and data.get("state") != "restored"]
     if recovered:
         present = session.execute(
@@ -145,6 +194,18 @@ def observe(session: Session) -> int:
     if written:
         session.flush()  # seen by the next observation in this session too
     return written
+
+
+def _files_gone(session: Session, dag_ids: list[str]) -> dict[str, bool]:
+    """Whether each DAG's file is absent from this dag-processor's disk (one query; only where it parses them).
+
+    A DAG marked stale may have lost its file or only its definition in it; the processor that
+    lists the files tells which, so the record says "deleted" without hedging.
+    """
+    if not dag_ids:
+        return {}
+    rows = session.execute(select(DagModel.dag_id, DagModel.fileloc).where(DagModel.dag_id.in_(dag_ids)))
+    return {dag_id: not os.path.exists(fileloc) for dag_id, fileloc in rows if fileloc}
 
 
 class ParseWatch(threading.Thread):

@@ -25,12 +25,13 @@ beyond the DAG's; a scheduled run of a tessera DAG costs the few indexed queries
 from __future__ import annotations
 
 import datetime
+import re
 from typing import TYPE_CHECKING
 
 from airflow.utils.types import DagRunType
 
 from tessera.operators.functions.skip_events import SkipEvent
-from tessera.operators.run_notes import Audit, append, at
+from tessera.operators.run_notes import Audit, append, at, read_at
 from tessera.operators.stats import Metric, emit
 from tessera.timetables.owed_runs import policy_of, treatments
 
@@ -58,6 +59,35 @@ WHY_DROPPED = {
 }
 OVERLAP_REASONS = ("BufferFull", "ConcurrencyForbidden", "Superseded")
 """What a plain timetable's run records: its overlap policy's drops (its catch-up's are recorded as before)."""
+_AT = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC)"
+_DROPPED_LINE = re.compile(
+    rf"Skipped (at least )?(\d+) fire\(s\) due {_AT}(?: to {_AT})?: ({'|'.join(WHY_DROPPED)}): (.*)\."
+)
+
+
+def dropped_line(event: SkipEvent) -> str:
+    """The note's line for ``event``'s dropped fires: the one wording :func:`dropped_in` reads back."""
+    count = f"{'at least ' if event.at_least else ''}{event.count}"
+    span = f" to {at(event.last)}" if event.count > 1 else ""
+    return f"Skipped {count} fire(s) due {at(event.first)}{span}: {event.reason}: {event.message}."
+
+
+def dropped_in(note: str | None) -> list[SkipEvent]:
+    """The dropped fires a run's note records (its :func:`dropped_line` lines), oldest first.
+
+    The note is in ``dag_run_note``, which ``airflow db clean --tables log`` keeps: the record of a
+    drop that outlives its audit-log entry.
+    """
+    found = []
+    for line in (note or "").splitlines():
+        match = _DROPPED_LINE.fullmatch(line)
+        if match is None:
+            continue
+        at_least, count, first, last, reason, why = match.groups()
+        start = read_at(first)
+        end = start if last is None else read_at(last)
+        found.append(SkipEvent(reason, int(count), start, end, why, at_least is not None))
+    return found
 
 
 def fires_before(dag_run: DagRun, session: Session) -> str | None:
@@ -110,14 +140,9 @@ def fires_before(dag_run: DagRun, session: Session) -> str | None:
     tags = {"dag_id": dag_run.dag_id, **({"schedule": str(record["name"])} if record else {})}
     for reason, times in by_reason.items():
         at_least = more and times[-1] == dropped[-1][0]
-        count = f"{'at least ' if at_least else ''}{len(times)}"
         why = WHY_DROPPED[reason].format(overlap=policy.overlap, limit=limit)
-        lines.append(
-            f"Skipped {count} fire(s) due {at(times[0])}"
-            + (f" to {at(times[-1])}" if len(times) > 1 else "")
-            + f": {reason}: {why}."
-        )
         event = SkipEvent(reason, len(times), times[0], times[-1], why, at_least)
+        lines.append(dropped_line(event))
         audit.append(Audit(SKIP_EVENT, event.to_json()))
         emit(SKIPPED_METRIC, {**tags, "reason": reason}, len(times), where="core")
     if mine in ("queued", "replayed"):

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from tessera.operators.pauses.history import LoggedPause
 from tessera.timetables.policies import missed_deadline
 
+from ..fleet.broken import error_kind
 from ..fleet.schedules import duration_text
 from ..scoped_reads import RunRow
+from .drops import Drop
 from .facts import Facts
 from .models import Decision
 from .schedule import newer_due
@@ -39,14 +41,30 @@ def _parse_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
     if entry is not None and entry.blocks:
         ended = next((e.written for e in facts.parses if not e.blocks), None)
         since = when(entry.since or entry.written)
+        record = f"audit log #{entry.log_id} (tessera.parse)"
+        broken = facts.broken
+        file = f" {entry.file!r}" if entry.file else (f" {broken.file!r}" if broken and broken.file else "")
         if entry.state == "broken":
-            text = f"the DAG file failed to import ({entry.reason}) from {since}: Airflow creates no run of it then"
-            return Blocker("broken", text, f"audit log #{entry.log_id} (tessera.parse)", ended, "the file parsed again")
-        text = (
-            f"the DAG was stale from {since}: Airflow had not parsed it from its file for longer than its stale "
-            "threshold (the file was gone, no longer defined it, or was not parsed in time), and creates no run of it"
+            # the text of the error is Airflow's import error, which stays only while the file is broken
+            same = broken is not None and broken.reason == entry.reason and broken.reason != "FileMissing"
+            what = broken.error_words if same and broken else error_kind(entry.reason, entry.error_class)
+            if same and broken and broken.record not in record:
+                record = f"{record}; {broken.record}"
+            text = f"the DAG file{file} failed to import ({what}) from {since}: Airflow creates no run of it then"
+            return Blocker("broken", text, record, ended, "the file parsed again")
+        if entry.file_gone:
+            text = f"the DAG file{file} was deleted (FileMissing) from {since}: Airflow creates no run of it"
+            return Blocker("file_missing", text, record, ended, "the file was back")
+        how = (
+            "its file was there but no longer defined it, or was not parsed in time"
+            if entry.file_gone is False
+            else "the file was gone, no longer defined it, or was not parsed in time"
         )
-        return Blocker("file_missing", text, f"audit log #{entry.log_id} (tessera.parse)", ended, "the file was back")
+        text = (
+            f"the DAG was stale from {since}: Airflow had not parsed it from its file{file} for longer than its "
+            f"stale threshold ({how}), and creates no run of it"
+        )
+        return Blocker("file_missing", text, record, ended, "the file was back")
     broken = facts.broken
     if entry is None and broken is not None and broken.blocks and (broken.since or broken.last_parsed or due) <= due:
         cause = "file_missing" if broken.reason == "FileMissing" else "broken"
@@ -54,7 +72,8 @@ def _parse_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
             facts_missing = "tessera's parse-state record (audit log event tessera.parse): when the problem began"
             if facts_missing not in facts.missing:
                 facts.missing.append(facts_missing)
-        return Blocker(cause, f"the DAG's file is broken: {broken.text}", broken.record, None)
+        file = f" {broken.file!r}" if broken.file else ""
+        return Blocker(cause, f"the DAG's file{file} is broken: {broken.text}", broken.record, None)
     return None
 
 
@@ -69,10 +88,22 @@ def _via(pause: LoggedPause) -> str:
     return "through the UI or the REST API"
 
 
-def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
-    pause, later = facts.pause, facts.pauses
+def pause_blocker(
+    facts: Facts,
+    due: datetime.datetime,
+    entries: tuple[LoggedPause | None, list[LoggedPause]] | None = None,
+) -> Blocker | None:
+    """The pause the DAG was in at ``due``, from the audit log, or from its row when the log covers since then.
+
+    ``entries``: the pause in force at some instant at or before ``due`` and the changes after it
+    (default: those read around the occurrence).
+    """
+    first_entry, changes = entries if entries is not None else (facts.pause, facts.pauses)
+    before = [p for p in [first_entry, *changes] if p is not None and p.at <= due]
+    later = [p for p in changes if p.at > due]
     ended = next((p.at for p in later if not p.paused), None)
-    if pause is not None:
+    if before:
+        pause = before[-1]
         if not pause.paused:
             return None
         return Blocker(
@@ -104,6 +135,14 @@ def _pause_blocker(facts: Facts, due: datetime.datetime) -> Blocker | None:
             "paused",
             f"the DAG was paused when it came due at {when(due)}: it is paused now and no unpause was logged since it "
             f"was first stored ({when(stored)})",
+            "dag row (is_paused); audit log since " + when(floor),
+            None,
+        )
+    if floor is not None and floor <= due:  # the log covers due..now and holds no change: paused all along
+        return Blocker(
+            "paused",
+            f"the DAG was paused when it came due at {when(due)}: it is paused now and the audit log, which starts "
+            f"{when(floor)}, before it came due, records no pause change since",
             "dag row (is_paused); audit log since " + when(floor),
             None,
         )
@@ -174,7 +213,7 @@ def _covering_skips(facts: Facts, due: datetime.datetime, decision: Decision) ->
 
 def blocker_at(facts: Facts, due: datetime.datetime) -> Blocker | None:
     """The first condition that stopped a run at ``due``: a broken or stale file, a pause, no scheduler, no slot."""
-    for check in (_parse_blocker, _pause_blocker, _scheduler_blocker, _slots_blocker):
+    for check in (_parse_blocker, pause_blocker, _scheduler_blocker, _slots_blocker):
         if (blocker := check(facts, due)) is not None:
             return blocker
     return None
@@ -188,6 +227,11 @@ def late_decision(facts: Facts, run: RunRow, label: str) -> Decision:
     late = f"{run.run_id!r}, created {when(run.created)} ({ago(focus.run_after, run.created)} after it came due)"
     if blocker is None:
         decision = Decision("late", f"No run yet at T: {label} came due at {when(focus.run_after)}; its run is {late}.")
+        floor = facts.audit_floor
+        if floor is None or floor > focus.run_after:  # the log that would name a pause or a broken file is gone
+            start = f"the records start at {when(floor)}" if floor is not None else "the audit log is empty"
+            cleaned = "(cleaned, e.g. by airflow db clean --tables log)"
+            decision.verdict += f" Cannot tell what held it: {start}, after it came due {cleaned}."
         decision.missing.append(f"a record of what held the run of {label} until it was created")
     else:
         until = f"when {blocker.ended_words} at {when(blocker.ended)}" if blocker.ended else "later"
@@ -213,14 +257,26 @@ def no_run_decision(facts: Facts) -> Decision:
             [],
             [],
         )
+    drop = next((d for d in facts.drops if d.covers(due)), None)
+    if drop is not None and drop.overlap:
+        return _dropped_decision(facts, drop, label)
     blocker = blocker_at(facts, due)
     newer = next((r for r in [*facts.runs, *facts.later] if r.automated and r.run_after > due), None)
     decision = Decision("unexplained", "")
     recorded = _covering_skips(facts, due, decision)
     if blocker is None:
-        if recorded is not None:
+        if drop is not None:
+            decision = _dropped_decision(facts, drop, label)
+        elif recorded is not None:
             decision.cause = {"Suspended": "paused", "MissedDeadline": "passed_over"}.get(recorded, "fire_skipped")
             decision.verdict = f"Did not run: {label} was skipped: {recorded} (recorded in the audit log)."
+        elif (floor := facts.audit_floor) is None or floor > due:
+            decision.cause = "cannot_tell"
+            decision.verdict = _cannot_tell(facts, due, label)
+            decision.missing.append(
+                f"the audit-log entries (pauses, parse failures, skips) of {when(due)}: the audit log starts at "
+                f"{when(floor) if floor is not None else 'nothing (it is empty)'}"
+            )
         else:
             decision.verdict = (
                 f"Did not run, and the records do not show why: at {when(due)} the DAG was not paused, "
@@ -255,3 +311,35 @@ def no_run_decision(facts: Facts) -> Decision:
     decision.verdict = f"Did not run: {label} had no run because {blocker.text}{clause}."
     decision.missing.extend(facts.missing)
     return decision
+
+
+def _dropped_decision(facts: Facts, drop: Drop, label: str) -> Decision:
+    """The occurrence's fire was dropped, as the run that started next recorded (its note, its audit-log entry)."""
+    event = drop.event
+    count = f"{'at least ' if event.at_least else ''}{event.count}"
+    span = f"the {count} fire(s) due {when(event.first)} to {when(event.last)}" if event.count > 1 else "its fire"
+    what = "dropped by the overlap policy" if drop.overlap else "skipped by the schedule's catch-up"
+    decision = Decision(
+        "overlap_dropped" if drop.overlap else {"Suspended": "paused"}.get(event.reason, "passed_over"),
+        f"Did not run: {label} was {what}: {event.reason}: {event.message}; recorded when run {drop.run_id!r} started.",
+    )
+    decision.add("airflow", "dropped", f"Recorded: {span} {what}: {event.reason} ({event.message}).", drop.record)
+    return decision
+
+
+def _cannot_tell(facts: Facts, due: datetime.datetime, label: str) -> str:
+    """No record explains the missing run and the audit log (pauses, parse failures, skips) was cleaned before it."""
+    known = []
+    cover = facts.scheduler
+    if cover is not None and cover.alive is not None:
+        known.append(f"a scheduler was heartbeating ({job_record(cover.alive)})")
+    if facts.dag.model.is_paused:
+        known.append("the DAG is paused now")
+    said = f" What the records that remain show: {', and '.join(known)}." if known else ""
+    floor = facts.audit_floor
+    start = f"the records start at {when(floor)}" if floor is not None else "the audit log is empty"
+    return (
+        f"Cannot tell why {label} had no run: {start}: the audit log, which holds pauses, parse failures and "
+        f"skips, has nothing from {when(due)}, when it came due (cleaned, e.g. by airflow db clean --tables log)."
+        f"{said}"
+    )

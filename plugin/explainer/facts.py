@@ -28,6 +28,7 @@ from ..fleet.failures import failure
 from ..scoped_reads import BackfillRow, PoolOccupancy, RunRow, Scope, TaskRow
 from . import records
 from .clock import ClockFinding, clock_findings
+from .drops import Drop, Replaced, recorded_drops, replaced_run
 from .schedule import ScheduleView, schedule_view
 from .versions import DagAtT, Definition, dag_at
 from .waits import AssetWait, WavePlace, asset_waits, is_gate, wave_place
@@ -61,6 +62,12 @@ class Facts:
     parses: list[ParseEntry] = field(default_factory=list)
     broken: Broken | None = None
     skips: list[LoggedSkip] = field(default_factory=list)
+    drops: list[Drop] = field(default_factory=list)
+    """Fires tessera recorded as not run (overlap drops, catch-up skips), read from the scheduled runs after T."""
+    replaced: Replaced | None = None
+    """The subject run was failed by ``cancel_other`` when a newer run started."""
+    gate: TaskRow | None = None
+    """The subject run's wave gate task, when it was holding the run at T (even if it has released it since)."""
     scheduler: records.SchedulerCover | None = None
     active: list[RunRow] = field(default_factory=list)
     backfills: list[BackfillRow] = field(default_factory=list)
@@ -71,6 +78,8 @@ class Facts:
     """The pool a task of the run waited for: its slots and holders, as far as the caller may read them."""
     wave: WavePlace | None = None
     assets: list[AssetWait] = field(default_factory=list)
+    event_pauses: tuple[LoggedPause | None, list[LoggedPause]] = (None, [])
+    """The pause in force when the first of those events arrived, and the changes after it up to T."""
     audit_floor: datetime.datetime | None = None
     job_floor: datetime.datetime | None = None
     missing: list[str] = field(default_factory=list)
@@ -176,6 +185,8 @@ def gather(
     facts.parse, facts.parses = parse_entries(session, scope, dag_id, at=facts.due_at, until=now)
     facts.broken = broken_dags(session, scope, [dag_id]).get(dag_id)
     facts.skips = reads.skip_log(session, scope, dag_id, since=facts.due_at, until=now)
+    after_due = [run for run in [*facts.runs, *facts.later] if run.run_after > facts.due_at]
+    facts.drops = recorded_drops(session, scope, dag_id, after_due)
     facts.scheduler = records.scheduler_at(session, facts.due_at)
     limit = min(50, (facts.max_active_runs or 16) + 1)
     facts.active = reads.active_runs_at(session, scope, dag_id, facts.due_at, limit=limit, reach=reach)
@@ -187,6 +198,9 @@ def gather(
         facts.assets = asset_waits(
             session, dag_id, None if definition is None else definition.default_args, since=last, until=at
         )
+        first_event = min((wait.oldest for wait in facts.assets if wait.oldest is not None), default=None)
+        if first_event is not None:  # Airflow queues no run for an event that arrives while the DAG is paused
+            facts.event_pauses = reads.pause_log(session, scope, dag_id, at=first_event, until=at)
     facts.audit_floor = reads.oldest_audit_entry(session)
     facts.job_floor = records.oldest_scheduler_job(session)
     return facts
@@ -201,10 +215,13 @@ def _read_subject(session: Session, scope: Scope, facts: Facts) -> None:
     records_left = reads.xcom_values(session, scope, facts.dag_id, run.run_id, RECORD_KEY, limit=50)
     facts.fire_records = _fire_records(records_left)
     facts.note = reads.note_of(session, scope, facts.dag_id, run.id)
+    if run.state == "failed":
+        facts.replaced = replaced_run(session, scope, facts.dag_id, run, facts.note)
     at = facts.at
     default_args = None if facts.definition is None else facts.definition.default_args
     for task in facts.tasks:
         if is_gate(task.task_id) and _held_at(task, at):
+            facts.gate = task
             facts.wave = wave_place(session, scope, facts.dag_id, run.run_id, default_args)
         elif _waiting_for_slot(task, at) and facts.pool is None:
             facts.pool = reads.pool_occupancy(session, scope, task.pool, at)
@@ -221,9 +238,9 @@ def _fire_records(values: list[tuple[str, Any]]) -> dict[str, FireRecord]:
 
 
 def _held_at(task: TaskRow, at: datetime.datetime) -> bool:
-    """A gate deferred at ``at``: started, not finished, or still deferred now."""
+    """A gate holding its run at ``at``: started by then and not finished, whatever it came to since."""
     started = task.start_date is not None and task.start_date <= at
-    return started and (task.end_date is None or task.end_date > at) and task.state in ("deferred", None, "running")
+    return started and (task.end_date is None or task.end_date > at)
 
 
 def _waiting_for_slot(task: TaskRow, at: datetime.datetime) -> bool:

@@ -56,9 +56,10 @@ class WhyAnswer(BaseModel):
     at: datetime.datetime = Field(description="The instant asked about (UTC).")
     cause: str = Field(
         description="What decided it, as a stable code: ran, running, late, queued, queued_max_active_runs, "
-        "waiting_pool, waiting_wave_gate, fire_skipped, paused, broken, file_missing, scheduler_down, passed_over, "
-        "missed_deadline, max_active_runs, before_start_date, after_end_date, before_dag_existed, dst_gap, "
-        "dst_once, not_due_yet, waiting_for_parents, manual_run, backfill_run, no_schedule, unexplained."
+        "waiting_pool, waiting_wave_gate, fire_skipped, overlap_dropped, replaced, timed_out, paused, broken, "
+        "file_missing, scheduler_down, passed_over, missed_deadline, max_active_runs, excluded, before_start_date, "
+        "after_end_date, before_dag_existed, dst_gap, dst_once, not_due_yet, waiting_for_parents, manual_run, "
+        "backfill_run, no_schedule, cannot_tell (the records that would say were cleaned), unexplained."
     )
     verdict: str = Field(description="One sentence: whether it ran at or around T, and why.")
     occurrence: OccurrenceModel | None = Field(description="The occurrence at or around T the verdict is about.")

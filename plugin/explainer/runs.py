@@ -10,8 +10,8 @@ from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.run_facts.record import RunRecord
 
 from ..fleet.schedules import duration_text
-from ..scoped_reads import RunRow
-from .blockers import blocker_at, late_decision
+from ..scoped_reads import RunRow, TaskRow
+from .blockers import blocker_at, late_decision, pause_blocker
 from .facts import Facts
 from .models import Decision
 from .waits import WavePlace
@@ -45,6 +45,10 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
             f"Recorded skip of {task!r}: {record.reason}: {record.message}",
             f"audit log #{logged.log_id} (tessera.skip)" if logged else f"fire record of {task!r} in {run.run_id!r}",
         )
+    elif facts.replaced is not None and run.end_date is not None:
+        decision = _replaced(facts, run, label)
+    elif (timed_out := _timed_out(facts, run, label)) is not None:
+        decision = timed_out
     elif run is facts.occurrence_run and run.created > facts.at and run.run_type != "backfill":
         # no run existed yet at T: what held it (a backfill's runs are created after their occurrences by design)
         decision = late_decision(facts, run, label)
@@ -52,6 +56,17 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
         decision = held
     elif _queued_at(run, facts.at) and (full := _slots_full(facts, run, label)) is not None:
         decision = full
+    elif (
+        # a backfill's runs start whether or not the DAG is paused
+        run.run_type != "backfill" and _queued_at(run, facts.at) and (pause := pause_blocker(facts, facts.at))
+    ):
+        decision = Decision(
+            "paused",
+            f"Queued: {label} was created as {run.run_id!r} but had not started at T: "
+            f"{pause.text.replace(' when it came due at ', ' at ', 1)}; Airflow starts no run of a paused DAG, and "
+            "starts this one once the DAG is unpaused.",
+        )
+        decision.add("airflow", "paused", pause.text[0].upper() + pause.text[1:] + ".", pause.record)
     elif run.run_type == "backfill":
         decision = _by_backfill(facts, run, label)
     elif run.run_type == "manual":
@@ -78,8 +93,62 @@ def run_decision(facts: Facts, run: RunRow) -> Decision:
     return decision
 
 
+def _replaced(facts: Facts, run: RunRow, label: str) -> Decision:
+    """``cancel_other`` failed the run when a newer scheduled run started (its note and audit-log entry say so)."""
+    replaced = facts.replaced
+    assert replaced is not None
+    by = f"run {replaced.by!r}" if replaced.by else "a newer scheduled run"
+    running = "was running at T" if run.end_date is not None and run.end_date > facts.at else "ran"
+    decision = Decision(
+        "replaced",
+        f"Replaced: {label} {running} as {run.run_id!r} and was failed at {when(run.end_date)} when {by} started: "
+        "overlap cancel_other runs the newest fire (Superseded).",
+    )
+    decision.add(
+        "airflow", "replaced", replaced.line or f"Replaced by {by} (overlap cancel_other).", "; ".join(replaced.records)
+    )
+    return decision
+
+
+_TIMEOUT_NOTE = "(it ran past its TIMEOUT)"
+"""How a declared schedule's retry note says an attempt timed out (``run_retries.RETRIED_CAUSES``)."""
+
+
+def _timed_out(facts: Facts, run: RunRow, label: str) -> Decision | None:
+    """A run Airflow failed for running past its ``dagrun_timeout``: failed, and it ran at least that long.
+
+    Airflow records no reason on the run (it fails it and skips its unfinished tasks), so the
+    run's own times against the timeout in force are the proof; a declared schedule's retry note
+    says it too.
+    """
+    timeout = None if facts.definition is None else facts.definition.run_timeout
+    if run.state != "failed" or run.start_date is None or run.end_date is None or run.end_date > facts.at:
+        return None
+    noted = _TIMEOUT_NOTE in (facts.note or "")
+    if not noted and (timeout is None or run.end_date - run.start_date < timeout):
+        return None
+    limit = f"its dagrun_timeout of {duration_text(timeout)}" if timeout is not None else "its TIMEOUT"
+    skipped = [task.task_id for task in facts.tasks if task.state == "skipped"]
+    tasks = f"; its unfinished tasks were skipped ({names(skipped[:5])})" if skipped else ""
+    decision = Decision(
+        "timed_out",
+        f"Timed out: {label} ran as {run.run_id!r} from {when(run.start_date)} to {when(run.end_date)}, past "
+        f"{limit}: Airflow failed the run{tasks}.",
+    )
+    decision.add(
+        "airflow",
+        "timed_out",
+        f"The run lasted {ago(run.start_date, run.end_date)}; {limit} is the longest a run may take.",
+        f"{run_record(run)}; dag_version {facts.definition.version.number}" if facts.definition else run_record(run),
+    )
+    return decision
+
+
 def _held(facts: Facts, run: RunRow) -> Decision | None:
     """A task of the run waited at T: at its wave gate, or for a pool slot."""
+    gate = facts.gate
+    if gate is not None and gate.end_date is not None and gate.end_date > facts.at:
+        return _gate_ended(facts, run, gate)
     wave = facts.wave
     if wave is not None and wave.wave is not None and wave.open is not None and wave.wave > wave.open:
         members = _wave_members(wave, wave.open) if 0 <= wave.open < len(wave.waves) else "the open wave"
@@ -96,7 +165,18 @@ def _held(facts: Facts, run: RunRow) -> Decision | None:
         )
         return decision
     occupancy = facts.pool
-    if occupancy is not None and occupancy.slots is not None and occupancy.held >= occupancy.slots:
+    if occupancy is not None and occupancy.slots == 0:
+        decision = Decision(
+            "waiting_pool",
+            f"Waiting: run {run.run_id!r} was running but a task waited for a slot of pool {occupancy.pool!r}, "
+            "which has 0 slots: none of its tasks can run until the pool is given a slot.",
+        )
+        decision.add(
+            "airflow", "pool", f"Pool {occupancy.pool!r} has {occupancy.slots} slots.", f"pool {occupancy.pool!r}"
+        )
+        return decision
+    # -1 slots: unlimited (Airflow's convention), never full
+    if occupancy is not None and occupancy.slots is not None and 0 < occupancy.slots <= occupancy.held:
         pool, slots, shown = occupancy.pool, occupancy.slots, occupancy.holders[:5]
         held = f"held by {names([f'{h.dag_id}.{h.task.task_id} ({h.run_id})' for h in shown])}"
         if occupancy.hidden:
@@ -125,6 +205,29 @@ def _held(facts: Facts, run: RunRow) -> Decision | None:
             )
         return decision
     return None
+
+
+def _gate_ended(facts: Facts, run: RunRow, gate: TaskRow) -> Decision:
+    """The run was held at its wave gate at T and has been released since: the gate task's times prove both."""
+    wave = facts.wave
+    place = ""
+    if wave is not None and wave.wave is not None:
+        place = f" (wave {wave.wave} of schedule {wave.schedule!r}; it opened when the waves before it had finished)"
+    began = gate.start_date or gate.scheduled
+    decision = Decision(
+        "waiting_wave_gate",
+        f"Waiting: run {run.run_id!r} was held at its wave gate at T{place}: the gate held it from {when(began)} "
+        f"until {when(gate.end_date)}, "
+        + ("when its wave opened." if gate.state == "success" else f"when the gate ended {gate.state or 'unfinished'}.")
+        + (f" {wave.cancelled}" if wave is not None and wave.cancelled and gate.state != "success" else ""),
+    )
+    decision.add(
+        "airflow",
+        "wave_gate",
+        f"The gate task {gate.task_id!r} waited from {when(began)} to {when(gate.end_date)} ({gate.state}).",
+        f"task_instance {facts.dag_id}.{gate.task_id} in {run.run_id!r}",
+    )
+    return decision
 
 
 def _wave_members(wave: WavePlace, index: int) -> str:

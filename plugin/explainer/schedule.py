@@ -16,7 +16,7 @@ from typing import Any
 
 from tessera.timetables.base import TesseraTimetable
 from tessera.timetables.clock_changes import ClockChange
-from tessera.timetables.exclusion_plan import ExcludedOccurrence
+from tessera.timetables.exclusion_plan import MAX_EXCLUDED, ExcludedOccurrence
 from tessera.timetables.run_facts.of_task import RunSchedule
 
 from ..fleet.schedules import duration_text
@@ -127,9 +127,26 @@ def tessera_view(
         phase=plan.phase,
         dst_rule=plan.dst_rule,
         clock_changes=plan.clock_changes(low, max(high, at)),
-        # between the newest run due and T there are only skipped occurrences: the newest one says why
-        excluded=plan.excluded(after=due.occurrence, until=at, count=1) if due is not None else [],
+        excluded=_newest_excluded(timetable, after=due.occurrence, until=at) if due is not None else [],
     )
+
+
+EXCLUDED_LOOKBACK = (datetime.timedelta(hours=1), datetime.timedelta(days=1), datetime.timedelta(days=367))
+"""How far back from T skipped occurrences are listed, widening until one is found (exclusions hide a year at most)."""
+
+
+def _newest_excluded(timetable: TesseraTimetable, *, after: datetime.datetime, until: datetime.datetime) -> list:
+    """The newest occurrence in ``(after, until]`` the exclusions skipped: the one at T, not the day's first.
+
+    Between the newest occurrence due and T there are only skipped ones; listing them from T back
+    (an hour, a day, a year) finds the newest in a few bounded calls, however dense the cadence.
+    """
+    for lookback in EXCLUDED_LOOKBACK:
+        low = max(after, until - lookback)
+        found = timetable.plan.excluded(after=low, until=until, count=MAX_EXCLUDED)
+        if found or low == after:
+            return found[-1:]
+    return []
 
 
 def schedule_view(

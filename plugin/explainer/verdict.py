@@ -10,7 +10,7 @@ The evidence around the verdict (the schedule in force, what happens next) is wr
 from __future__ import annotations
 
 from ..fleet.schedules import duration_text
-from .blockers import no_run_decision
+from .blockers import Blocker, no_run_decision, pause_blocker
 from .facts import Facts
 from .models import Decision, Evidence
 from .runs import run_decision
@@ -20,6 +20,18 @@ from .words import names, pause_words, run_record, run_words, when
 def _ran_words(facts: Facts) -> str:
     run = facts.occurrence_run
     return "it had no run" if run is None else f"it ran as {run.run_id!r} ({run.state})"
+
+
+def _events_while_paused(facts: Facts) -> tuple[Blocker, list[str]] | None:
+    """The pause in force when the assets' newest events arrived, and which assets, if every newest one did."""
+    found = [
+        (wait.name, pause_blocker(facts, wait.newest, facts.event_pauses))
+        for wait in facts.assets
+        if wait.newest is not None
+    ]
+    if not found or any(pause is None for _, pause in found):
+        return None
+    return found[-1][1], [name for name, _ in found]  # type: ignore[return-value]
 
 
 def _no_clock(facts: Facts) -> Decision:
@@ -37,10 +49,20 @@ def _no_clock(facts: Facts) -> Decision:
                 f"Not released: waiting for {kind} {names(absent)}: no "
                 f"{'completed fire' if kind == 'parent' else 'event'} between its last run and T ({last_words}).",
             )
+        elif held := _events_while_paused(facts):
+            pause, which = held
+            decision = Decision(
+                "paused",
+                f"Not run: the newest event of {kind} {names(which)} arrived while the DAG was paused, and Airflow "
+                f"queues an asset-triggered run only for an event that arrives while the DAG is unpaused "
+                f"({last_words}).",
+            )
+            decision.add("airflow", "paused", pause.text[0].upper() + pause.text[1:] + ".", pause.record)
         else:
             decision = Decision(
                 "unexplained", f"Not run at T: every {kind} had an event since its last run ({last_words})."
             )
+            decision.missing.append("a record of why Airflow queued no run for those events")
         for wait in waits:
             seen = f"{wait.events} event(s) since the last run, newest {when(wait.newest)}" if wait.events else "none"
             text = f"{kind.capitalize()} {wait.name!r}: {seen if wait.events else 'no event since the last run'}."
@@ -79,6 +101,21 @@ def _schedule_decision(facts: Facts) -> Decision:
             f"No run at T: the DAG's end_date ({when(view.end)}) has passed; its last occurrence was "
             f"{when(focus.nominal, view.timezone)} and {_ran_words(facts)}.",
         )
+    if view.due and view.excluded:
+        skipped = view.excluded[0]
+        before = f"The occurrence before it was {when(focus.nominal, view.timezone)} and {_ran_words(facts)}."
+        if at > facts.now:  # a holiday ahead: the plan says it will not run
+            return Decision(
+                "excluded",
+                f"No run at T: the {when(skipped.occurrence, view.timezone)} occurrence will be skipped by the "
+                f"schedule's exclusions ({', '.join(skipped.reasons)}); T is later than now. The occurrence before "
+                f"it is {when(focus.nominal, view.timezone)}, due {when(focus.run_after)}.",
+            )
+        return Decision(
+            "excluded",
+            f"No run at T: the {when(skipped.occurrence, view.timezone)} occurrence was skipped by the schedule's "
+            f"exclusions ({', '.join(skipped.reasons)}). {before}",
+        )
     if view.due and focus.run_after > facts.now:
         return Decision(
             "not_due_yet",
@@ -109,14 +146,6 @@ def _schedule_decision(facts: Facts) -> Decision:
                 f"No second run at T: {finding.text}. It fired once, at {when(focus.nominal, view.timezone)}, and "
                 f"{_ran_words(facts)}.",
             )
-    if view.excluded:
-        skipped = view.excluded[0]
-        return Decision(
-            "excluded",
-            f"No run at T: the {when(skipped.occurrence, view.timezone)} occurrence was skipped by the schedule's "
-            f"exclusions ({', '.join(skipped.reasons)}). The occurrence before it was "
-            f"{when(focus.nominal, view.timezone)} and {_ran_words(facts)}.",
-        )
     if facts.occurrence_run is not None:
         return run_decision(facts, facts.occurrence_run)
     return no_run_decision(facts)

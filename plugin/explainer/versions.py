@@ -52,6 +52,8 @@ class Definition:
     end: datetime.datetime | None = None
     catchup: bool = False
     max_active_runs: int | None = None
+    run_timeout: datetime.timedelta | None = None
+    """The DAG's ``dagrun_timeout`` (a declared schedule's TIMEOUT): Airflow fails a run that runs longer."""
     default_args: dict[str, Any] | None = None
     rewritten: datetime.datetime | None = None
     """When the version's stored DAG was last rewritten in place, if after it was created: Airflow keeps
@@ -99,6 +101,7 @@ def _definition(version: Version, row: SerializedDagModel | None, dag_id: str) -
             end=end,
             catchup=bool(dag.catchup),
             max_active_runs=dag.max_active_runs,
+            run_timeout=dag.dagrun_timeout if isinstance(dag.dagrun_timeout, datetime.timedelta) else None,
             default_args=dict(dag.default_args or {}),
             rewritten=rewritten,
         )

@@ -40,6 +40,7 @@ class AssetWait:
     events: int
     newest: datetime.datetime | None
     newest_id: int | None
+    oldest: datetime.datetime | None
     parent: bool
     """True for an AFTER parent schedule (its events are its completed fires)."""
 
@@ -73,17 +74,23 @@ def asset_waits(
     if since is not None:
         window.append(AssetEvent.timestamp > since)
     rows = session.execute(
-        select(AssetModel.uri, func.count(AssetEvent.id), func.max(AssetEvent.timestamp), func.max(AssetEvent.id))
+        select(
+            AssetModel.uri,
+            func.count(AssetEvent.id),
+            func.max(AssetEvent.timestamp),
+            func.max(AssetEvent.id),
+            func.min(AssetEvent.timestamp),
+        )
         .join(AssetEvent, AssetEvent.asset_id == AssetModel.id)
         .where(*window)
         .group_by(AssetModel.uri)
     )
-    seen = {uri: (count, newest, newest_id) for uri, count, newest, newest_id in rows}
+    seen = {uri: (count, newest, newest_id, oldest) for uri, count, newest, newest_id, oldest in rows}
     found = []
     for uri in uris:
-        count, newest, newest_id = seen.get(uri, (0, None, None))
+        count, newest, newest_id, oldest = seen.get(uri, (0, None, None, None))
         name = schedule_of_uri(uri) if parents else None
-        found.append(AssetWait(name or uri, count, newest, newest_id, bool(parents)))
+        found.append(AssetWait(name or uri, count, newest, newest_id, oldest, bool(parents)))
     return found
 
 

@@ -23,7 +23,8 @@ from airflow.models.dag import DagModel, DagTag
 from airflow.models.errors import ParseImportError
 from sqlalchemy import or_, select
 
-from tessera.plugin.parse_watch import EVENT, FILE_MISSING, last_line, parse_instant
+from tessera.operators.functions.spec_reasons import SPEC_INVALID
+from tessera.plugin.parse_watch import EVENT, FILE_MISSING, error_head, last_line, parse_instant
 
 from ..scoped_reads import HIDDEN, Scope, audit_entries, import_errors, parse_problems, parse_records
 from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
@@ -50,6 +51,26 @@ class Broken:
     last_parsed: datetime.datetime | None
     """The last successful parse of the DAG: it broke after this."""
     record: str
+    file: str | None = None
+    """The DAG's file, relative to its bundle."""
+    error_class: str | None = None
+    """The exception the import ended with (``SyntaxError``); None for a missing file, or a text naming none."""
+    line: int | None = None
+    """The line of the DAG file the error points at, when its traceback says (shown with the error's text)."""
+
+    @property
+    def error_words(self) -> str:
+        """``SyntaxError: '(' was never closed (line 5)``: the class, the error's first line, where in the file.
+
+        The class is named even where the text is hidden (a file that defines DAGs the caller may not read).
+        """
+        if self.reason == FILE_MISSING:
+            return f"{FILE_MISSING}: {self.message}"
+        kind = error_kind(self.reason, self.error_class)
+        if self.message == HIDDEN:
+            return f"{kind} ({self.message})"
+        where = f" (line {self.line})" if self.line is not None else ""
+        return f"{kind}: {self.message}{where}"
 
     @property
     def blocks(self) -> bool:
@@ -62,7 +83,12 @@ class Broken:
             f"since {_iso(self.since)}" if self.since else f"after its last successful parse {_iso(self.last_parsed)}"
         )
         scheduled = "Airflow creates no new run of it" if self.blocks else "Airflow still schedules it"
-        return f"{self.reason}: {self.message} ({when}; {scheduled})"
+        return f"{self.error_words} ({when}; {scheduled})"
+
+
+def error_kind(reason: str | None, error_class: str | None) -> str:
+    """A specific reason (``CronInvalid``) as it is; the generic ``SpecInvalid`` as the exception's class."""
+    return (error_class or SPEC_INVALID) if reason in (None, SPEC_INVALID) else reason
 
 
 def _iso(moment: datetime.datetime | None) -> str:
@@ -104,10 +130,15 @@ def broken_dags(session: Session, scope: Scope, dag_ids: Collection[str] | None 
         recorded = entry is not None and entry[2].get("state") == problem["state"]
         since = parse_instant(entry[2].get("since")) if recorded else None
         error = errors.get(problem["import_error_id"])
+        head = None if error is None or error.stacktrace is None else error_head(error.stacktrace, problem["file"])
         if error is None:
             message = "the DAG file is gone, or no longer defines this DAG"
+        elif head is None:
+            message = HIDDEN
+        elif head.kind is not None and problem["reason"] == SPEC_INVALID:
+            message = head.first_line  # an error of the file itself: its own first line, not the message's last
         else:
-            message = HIDDEN if error.stacktrace is None else _EXCEPTION.sub("", last_line(error.stacktrace))
+            message = _EXCEPTION.sub("", last_line(error.stacktrace))
         proof = [f"import error #{problem['import_error_id']}" if error is not None else "dag row (is_stale)"]
         if recorded:
             proof.append(f"audit log #{entry[0]} ({EVENT})")
@@ -119,6 +150,9 @@ def broken_dags(session: Session, scope: Scope, dag_ids: Collection[str] | None 
             since=since,
             last_parsed=parse_instant(problem["last_parsed"]),
             record=", ".join(proof),
+            file=problem["file"],
+            error_class=problem.get("error_class"),
+            line=None if head is None else head.line,
         )
     return found
 
@@ -134,6 +168,10 @@ class ParseEntry:
     stale: bool
     reason: str | None
     since: datetime.datetime | None
+    file: str | None = None
+    error_class: str | None = None
+    file_gone: bool | None = None
+    """For ``missing``: whether the dag-processor found the file deleted (None: not recorded)."""
 
     @property
     def blocks(self) -> bool:
@@ -162,6 +200,9 @@ def parse_entries(
             bool(data.get("stale")),
             data.get("reason"),
             parse_instant(data.get("since")),
+            data.get("file") if isinstance(data.get("file"), str) else None,
+            data.get("error_class") if isinstance(data.get("error_class"), str) else None,
+            data.get("file_gone") if isinstance(data.get("file_gone"), bool) else None,
         )
 
     newest = [entry(*row) for row in before]

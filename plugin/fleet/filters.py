@@ -179,14 +179,10 @@ def excluded_today(timetables: Mapping[str, Any], now: datetime.datetime) -> set
     }
 
 
-def dags_owing_windows(session: Any, scope: Any, dag_ids: Collection[str], now: datetime.datetime) -> set[str]:
-    """The hook of the ``owed`` filter: which of ``dag_ids`` owe windows not yet run, or dropped some, at ``now``.
-
-    Owed windows are not recorded yet (another change adds them); until then no DAG owes any, and
-    the filter lists none. Whatever reads them must read them for all ``dag_ids`` in a fixed number
-    of queries, in the caller's ``scope`` (:mod:`tessera.plugin.scoped_reads`).
-    """
-    return set()
+def dags_owing_windows(owed: Mapping[str, int], dropped: Mapping[str, Any]) -> set[str]:
+    """The ``owed`` filter: the DAGs that owe windows (``owed``: counted, see :func:`~.status.owed_counts`)
+    or whose newest record says fires were dropped (``dropped``: :func:`~.status.latest_drops`)."""
+    return {dag_id for dag_id, count in owed.items() if count} | set(dropped)
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,21 @@ class PauseNote(_Model):
     failed_run_count: int = Field(default=0, description="How many runs failed in a row when it was paused.")
 
 
+class DropModel(_Model):
+    """The newest fires tessera recorded as not run (audit log event ``tessera.schedule.skip``)."""
+
+    reason: str = Field(
+        description="BufferFull, ConcurrencyForbidden, Superseded (overlap), Suspended, MissedDeadline."
+    )
+    count: int = Field(description="How many fires (at least this many when at_least).")
+    at_least: bool
+    first: Instant = Field(description="When the first of them was due.")
+    last: Instant = Field(description="When the last of them was due.")
+    message: str = Field(description="Why, in words (names the overlap or catch-up policy).")
+    run_id: str | None = Field(description="The run that recorded them when it started.")
+    record: str = Field(description='The record, e.g. "audit log #41 (tessera.schedule.skip)".')
+
+
 class DagStatus(_Model):
     dag_id: str
     summary: str
@@ -226,7 +241,15 @@ class DagStatus(_Model):
         description="Airflow's word for how the newest finished run ended (success, failed), "
         "or for a cursor function its last fire (success, failed, unknown: never observed)."
     )
-    skip_reason: str | None
+    skip_reason: str | None = Field(
+        description="Suspended while paused; else the reason of the newest dropped fires (latest_drop), else "
+        "MissedTicks when ticks went unrun between the two newest fires; null: none."
+    )
+    latest_drop: DropModel | None = Field(default=None, description="The newest fires recorded as not run.")
+    owed_windows: int | None = Field(
+        default=None,
+        description="How many dropped windows are owed (not yet run by a later run or a backfill); null: not counted.",
+    )
     consecutive_failures: int
     conditions: list[ConditionModel] = Field(description="SpecValid (can it fire at all) and Ready (did it work).")
     cursors: list[CursorStatus] = Field(description="One per cursor function of the DAG.")

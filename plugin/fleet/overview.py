@@ -319,7 +319,7 @@ def page_data(
         "excluded_today": excluded_today({item.dag_id: item.timetable for item in items}, now)
         if "excluded_today" in query.filters
         else set(),
-        "owed": dags_owing_windows(session, scope, rows, now) if "owed" in query.filters else set(),
+        "owed": dags_owing_windows(reads.owed, reads.drops) if "owed" in query.filters else set(),
     }
     page = listed(rows.values(), query, offset=offset, limit=limit, computed=computed)
     listed_rows = []

@@ -12,8 +12,8 @@ Lateness is judged by :mod:`.lateness`.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow.utils.types import DagRunType
@@ -21,15 +21,27 @@ from sqlalchemy import Row
 
 from tessera.operators.fan_in.freshness import stale_parent_ages
 from tessera.operators.fan_in.release import last_completed
+from tessera.operators.functions.skip_events import SkipEvent
+from tessera.operators.schedules.held_fires import SKIP_EVENT
 from tessera.operators.schedules.identity import record_of
 from tessera.timetables.base import TesseraTimetable
+from tessera.timetables.coverage import OWE
 from tessera.timetables.instants import to_us
 
 from .._airflow import utcnow
-from ..scoped_reads import Scope
+from ..scoped_reads import Scope, newest_entry_of, owed_window_count
 from .adapters import NOT_A_CURSOR_FUNCTION, CursorStatuses, cursor_function_statuses
 from .lateness import assess_lateness
-from .models import ConditionModel, Contradiction, CursorStatus, DagStatus, Lateness, RunSummary, StaleParentModel
+from .models import (
+    ConditionModel,
+    Contradiction,
+    CursorStatus,
+    DagStatus,
+    DropModel,
+    Lateness,
+    RunSummary,
+    StaleParentModel,
+)
 from .plans import stored_next_run
 from .runs import RunHistory
 from .schedules import ScheduledDag
@@ -103,9 +115,16 @@ def missed_ticks(
     return "MissedTicks" if before_newest > to_us(previous.occurrence) else None
 
 
-def runs_outcome(item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory) -> Outcome:
-    """The outcome of a DAG that is not a cursor function: its newest finished runs and its ticks."""
-    skip_reason = "Suspended" if item.model.is_paused else missed_ticks(item.timetable, history.fires, item.schedule_of)
+def runs_outcome(
+    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, drop: DropModel | None = None
+) -> Outcome:
+    """The outcome of a DAG that is not a cursor function: its newest finished runs, its ticks and its drops."""
+    if item.model.is_paused:
+        skip_reason: str | None = "Suspended"
+    elif drop is not None:  # the recorded cause of the newest unrun fires, however many runs started since
+        skip_reason = drop.reason
+    else:
+        skip_reason = missed_ticks(item.timetable, history.fires, item.schedule_of)
     return Outcome(
         history.last_outcome,
         skip_reason,
@@ -152,6 +171,10 @@ class GroupedReads:
     """When each AFTER parent of theirs last completed a fire (:func:`parent_fires`)."""
     cursors: CursorStatuses
     """The status of their cursor functions, by DAG id (a DAG without one is not in it)."""
+    drops: Mapping[str, DropModel] = field(default_factory=dict)
+    """Each DAG's newest dropped fires (:func:`latest_drops`)."""
+    owed: Mapping[str, int] = field(default_factory=dict)
+    """How many windows each ``dropped="owe"`` DAG owes (:func:`owed_counts`); the others owe none."""
 
 
 NOTHING_READ = GroupedReads(completed={}, cursors={})
@@ -165,7 +188,59 @@ def grouped_reads(items: Sequence[ScheduledDag], session: Session, scope: Scope)
         for item in items
         if item.stored is not None and item.stored.cursor_task_ids
     }
-    return GroupedReads(parent_fires(items, session), cursor_function_statuses(cursor_tasks, session, scope))
+    return GroupedReads(
+        parent_fires(items, session),
+        cursor_function_statuses(cursor_tasks, session, scope),
+        latest_drops([item.dag_id for item in items], session, scope),
+        owed_counts(items, session, scope),
+    )
+
+
+MAX_OWING_DAGS_COUNTED = 100
+"""The ``dropped="owe"`` DAGs one answer counts the owed windows of (two bounded queries each); past
+them a DAG's ``owed_windows`` is null: not counted. Under the default ``"cover"`` nothing is owed
+and nothing is read."""
+
+
+def owed_counts(items: Sequence[ScheduledDag], session: Session, scope: Scope) -> dict[str, int]:
+    """How many windows each of the first :data:`MAX_OWING_DAGS_COUNTED` ``dropped="owe"`` DAGs owes."""
+    owing = [item for item in items if item.timetable is not None and item.timetable.dropped == OWE]
+    found = {}
+    for item in owing[:MAX_OWING_DAGS_COUNTED]:
+        count = owed_window_count(session, scope, item.dag_id, item.plan)
+        if count is not None:
+            found[item.dag_id] = count
+    return found
+
+
+def latest_drops(dag_ids: Collection[str], session: Session, scope: Scope) -> dict[str, DropModel]:
+    """Each DAG's newest record of fires its schedule did not run (overlap drops, catch-up skips): one query."""
+    found = {}
+    for dag_id, (log_id, _, run_id, extra) in newest_entry_of(session, scope, dag_ids, SKIP_EVENT).items():
+        event = SkipEvent.from_json(extra)
+        if event is not None:
+            found[dag_id] = DropModel(
+                reason=event.reason,
+                count=event.count,
+                at_least=event.at_least,
+                first=event.first,
+                last=event.last,
+                message=event.message,
+                run_id=run_id,
+                record=f"audit log #{log_id} ({SKIP_EVENT})",
+            )
+    return found
+
+
+def owed_windows(item: ScheduledDag, reads: GroupedReads) -> int | None:
+    """How many of the DAG's dropped windows are owed: 0 under ``dropped="cover"`` (the next run
+    evaluates them); under ``"owe"`` the gaps between its scheduled runs' windows that no run has
+    filled (:func:`owed_counts`); None: not a tessera timetable, or past the DAGs counted."""
+    if item.timetable is None:
+        return None
+    if item.timetable.dropped != OWE:
+        return 0
+    return reads.owed.get(item.dag_id)
 
 
 def parent_fires(items: Iterable[ScheduledDag], session: Session) -> dict[str, datetime.datetime | None]:
@@ -193,6 +268,7 @@ class StatusParts:
     """What a status derives about one DAG, shared by its full status and the page's row."""
 
     outcome: Outcome
+    drop: DropModel | None
     cursors: list[CursorStatus]
     cursor_status: str
     lateness: Lateness
@@ -211,7 +287,8 @@ def status_parts(
     cursors, cursor_status = [], NOT_A_CURSOR_FUNCTION
     if item.stored is not None:
         cursors, cursor_status = reads.cursors.get(item.dag_id, (cursors, cursor_status))
-    outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, history)
+    drop = reads.drops.get(item.dag_id)
+    outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, history, drop)
     queued = None
     newest = history.fires[0] if history.fires else None
     if newest is not None and newest.start_date is None:
@@ -224,7 +301,7 @@ def status_parts(
         queued=queued,
         now=now,
     )
-    return StatusParts(outcome, cursors, cursor_status, lateness, stale_parents_of(item, reads.completed, now))
+    return StatusParts(outcome, drop, cursors, cursor_status, lateness, stale_parents_of(item, reads.completed, now))
 
 
 def dag_status(
@@ -243,6 +320,8 @@ def dag_status(
         lateness=parts.lateness,
         last_outcome=parts.outcome.last_outcome,
         skip_reason=parts.outcome.skip_reason,
+        latest_drop=parts.drop,
+        owed_windows=owed_windows(item, reads),
         consecutive_failures=parts.outcome.consecutive_failures,
         conditions=parts.outcome.conditions,
         cursors=parts.cursors,

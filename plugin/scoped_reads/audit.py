@@ -88,3 +88,35 @@ def parse_records(session: Session, scope: Scope, dag_ids: Iterable[str]) -> dic
     """:func:`~tessera.plugin.parse_watch.newest_entries` of ``dag_ids`` in scope."""
     ids = scope.only(dag_ids)
     return newest_entries(session, ids) if ids else {}
+
+
+def run_entries(
+    session: Session, scope: Scope, dag_id: str, events: Iterable[str], run_ids: Iterable[str], *, limit: int = 20
+) -> list[Row]:
+    """``dag_id``'s audit-log entries of ``events`` written about the runs ``run_ids``: ``(id, dttm, event, run_id,
+    extra)``, oldest first, at most ``limit``."""
+    runs = list(run_ids)[:10]
+    if not scope.allows(dag_id) or not runs:
+        return []
+    query = (
+        select(Log.id, Log.dttm, Log.event, Log.run_id, Log.extra)
+        .where(Log.dag_id == dag_id, Log.event.in_(list(events)), Log.run_id.in_(runs))
+        .order_by(Log.id)
+        .limit(limit)
+    )
+    return list(session.execute(query))
+
+
+def newest_entry_of(session: Session, scope: Scope, dag_ids: Iterable[str], event: str) -> dict[str, Row]:
+    """Each of ``dag_ids``' newest ``event`` entry, ``(id, dttm, run_id, extra)`` by DAG id, in one query."""
+    ids = scope.only(dag_ids)
+    if not ids:
+        return {}
+    rank = func.row_number().over(partition_by=Log.dag_id, order_by=Log.id.desc()).label("rank")
+    ranked = (
+        select(Log.dag_id, Log.id, Log.dttm, Log.run_id, Log.extra, rank)
+        .where(Log.dag_id.in_(ids), Log.event == event)
+        .subquery()
+    )
+    columns = (ranked.c.dag_id, ranked.c.id, ranked.c.dttm, ranked.c.run_id, ranked.c.extra)
+    return {row[0]: row[1:] for row in session.execute(select(*columns).where(ranked.c.rank == 1))}

@@ -281,3 +281,30 @@ def backfills(
         .limit(10)
     )
     return [BackfillRow(*row) for row in rows]
+
+
+def notes_of(session: Session, scope: Scope, dag_id: str, run_pks: list[int]) -> dict[int, str]:
+    """The notes of ``dag_id``'s runs whose primary keys are ``run_pks`` (at most 10), by primary key."""
+    if not scope.allows(dag_id) or not run_pks:
+        return {}
+    query = (
+        select(DagRunNote.dag_run_id, DagRunNote.content)
+        .join(DagRun, DagRun.id == DagRunNote.dag_run_id)
+        .where(DagRunNote.dag_run_id.in_(run_pks[:10]), DagRun.dag_id == dag_id)
+    )
+    return {pk: content for pk, content in session.execute(query) if content}
+
+
+def owed_window_count(session: Session, scope: Scope, dag_id: str, plan: Any) -> int | None:
+    """How many windows ``dag_id`` owes (``dropped="owe"``: gaps between its scheduled runs no run filled).
+
+    Read by :func:`tessera.operators.coverage.owed_windows_of` (two bounded queries, its newest
+    scheduled runs), counted up to :data:`~tessera.timetables.coverage.MAX_OWED`; None out of scope.
+    """
+    if not scope.allows(dag_id):
+        return None
+    from tessera.operators.coverage import owed_windows_of
+    from tessera.timetables.coverage import MAX_OWED
+
+    owed, _ = owed_windows_of(session, dag_id, plan, limit=MAX_OWED)
+    return len(owed)

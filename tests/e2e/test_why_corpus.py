@@ -23,20 +23,25 @@ from pathlib import Path
 
 import pytest
 
+from tessera.operators.functions.skip_events import SkipEvent
+from tessera.operators.schedules.held_fires import dropped_in
+
 from .conftest import ARTIFACTS, keep_artifacts_if_failed
-from .harness import BIN, AirflowHome, StoredRun, _free_port
+from .harness import BIN, AirflowHome, StoredRun, _free_port, _utc
 from .why_scenario import UTC, Corpus, now
 
 DAGS = Path(__file__).resolve().parent / "dags_why"
 SECOND = datetime.timedelta(seconds=1)
 BATCH = (
     "c_paused", "c_down_latest", "c_down_backfill", "c_builtin_cron", "c_changed", "c_removed", "c_broken",
-    "c_src_b_load", "c_child", "c_dst", "c_dst_once",
+    "c_src_b_load", "c_child", "c_dst", "c_dst_once", "c_syntax", "c_runtime",
 )  # fmt: skip
 """Unpaused first: they have no task, so their runs load no worker. The others are unpaused by their step."""
 ALL = (
     *BATCH, "c_slots", "c_wave_1", "c_wave_2", "c_mc_pipe", "c_manual", "c_pool_hog", "c_pool_wait", "c_bf",
     "c_forbid", "c_cap", "c_suspended", "c_deadline", "c_future_start", "c_ended", "c_src_a_load",
+    "c_drop_skip", "c_drop_buffer", "c_timeout", "c_zero_pool", "c_paused_manual", "c_asset_child", "c_holiday",
+    "c_excluded_day",
 )  # fmt: skip
 BROKEN_SOURCE = """
 import datetime
@@ -45,6 +50,17 @@ from tessera.timetables import Every
 
 with DAG("c_broken", schedule=Every("7m"), start_date=datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)):
     pass
+"""
+SYNTAX_SOURCE = """
+from airflow.sdk import DAG
+
+with DAG("c_syntax",
+    pass
+"""
+RUNTIME_SOURCE = """
+from airflow.sdk import DAG  # the words "airflow" and "DAG": the dag-processor's safe mode lists the file
+
+raise RuntimeError("corpus: the source system is down\\nsecond line of the message")
 """
 CHANGED_SOURCE = """
 import datetime
@@ -135,12 +151,20 @@ def scenario(c: Corpus) -> None:
     c.step(("dst_gap", "dst_twice", "dst_once"), lambda: _dst(c))
     c.step(("deadline",), lambda: _deadline(c))
     c.step(("changed",), lambda: _changed(c))
-    c.step(("broken",), lambda: _broken(c))
+    c.step(("broken", "syntax", "runtime"), lambda: _broken(c))
     c.step(("removed",), lambda: _removed(c))
     c.step(("future_start", "ended"), lambda: _bounds(c))
     c.step(("paused", "builtin_paused"), lambda: _ask_paused(c))
     c.step(("cli",), lambda: _cli_examples(c))
+    c.step(("drop_skip", "drop_buffer", "drop_status"), lambda: _drops(c))
+    c.step(("timeout",), lambda: _timeout(c))
+    c.step(("zero_pool",), lambda: _zero_pool(c))
+    c.step(("paused_manual",), lambda: _paused_manual(c))
+    c.step(("asset_paused",), lambda: _asset_paused(c))
+    c.step(("holiday", "excluded_day"), lambda: _calendars(c))
+    c.step(("wave_ended",), lambda: _gate_ended(c))
     c.step(("down", "latest", "backfill_limit"), lambda: _downtime(c))
+    c.step(("clean_paused", "clean_drop", "clean_broken", "clean_removed"), lambda: _cleaned(c))
 
 
 def _cli_examples(c: Corpus) -> None:
@@ -225,9 +249,11 @@ def _wave(c: Corpus) -> None:
     _run_alone(c, "c_wave_2")
     held = c.wait_runs("c_wave_2", 1)[0].run_id
     c.wait("the wave gate to defer", lambda: c.task_state("c_wave_2", held, "tessera_wave_gate") == "deferred")
-    c.answers["wave"] = c.why("c_wave_2")
-    c.set_paused("c_wave_1", True)
-    c.set_paused("c_wave_2", True)
+    asked = now()
+    c.answers["wave"] = c.why("c_wave_2", asked)
+    # Both stay unpaused (hourly: no other run comes): the scheduler finishes c_wave_1's run and opens the gate,
+    # and the same instant is asked about again once it has (_gate_ended).
+    c.facts["wave"] = (held, asked)
 
 
 def _slots(c: Corpus) -> None:
@@ -325,12 +351,17 @@ def _changed(c: Corpus) -> None:
 
 def _broken(c: Corpus) -> None:
     c.rewrite("corpus_broken.py", BROKEN_SOURCE)
+    c.rewrite("corpus_syntax.py", SYNTAX_SOURCE)
+    c.rewrite("corpus_runtime.py", RUNTIME_SOURCE)
     c.facts["broken_at"] = now()
-    broken = lambda: [e for _, e in c.parse_entries("c_broken") if e["state"] == "broken"]  # noqa: E731
-    c.wait("c_broken to be recorded broken", broken)
+    for dag_id in ("c_broken", "c_syntax", "c_runtime"):
+        broken = lambda d=dag_id: [e for _, e in c.parse_entries(d) if e["state"] == "broken"]  # noqa: E731
+        c.wait(f"{dag_id} to be recorded broken", broken)
     c.facts["broken_status"] = c.call("GET", "/tessera/api/v1/dags/c_broken/status", user="viewer")
     time.sleep(11)  # an occurrence comes due while its file fails (Airflow creates no run of it then)
     c.answers["broken"] = c.why("c_broken")
+    c.answers["syntax"] = c.why("c_syntax")
+    c.answers["runtime"] = c.why("c_runtime")
 
 
 def _removed(c: Corpus) -> None:
@@ -346,7 +377,8 @@ def _removed(c: Corpus) -> None:
         "c_removed to be recorded restored",
         lambda: [e for _, e in c.parse_entries("c_removed") if e["state"] == "restored"],
     )
-    c.answers["removed"] = c.why("c_removed", since + datetime.timedelta(seconds=12))
+    c.facts["removed_asked"] = since + datetime.timedelta(seconds=12)
+    c.answers["removed"] = c.why("c_removed", c.facts["removed_asked"])
 
 
 def _bounds(c: Corpus) -> None:
@@ -374,6 +406,109 @@ def _downtime(c: Corpus) -> None:
     c.facts["down"] = (down, back)
     c.answers["latest"] = c.why("c_down_latest", down + datetime.timedelta(seconds=42))
     c.answers["backfill_limit"] = c.why("c_down_backfill", down + datetime.timedelta(seconds=42))
+
+
+def _noted_drops(c: Corpus, dag_id: str) -> list[tuple[str, SkipEvent]]:
+    """The dropped fires the DAG's runs recorded in their notes, with the run that recorded each."""
+    rows = c.home.query(
+        "SELECT r.run_id, n.content FROM dag_run r JOIN dag_run_note n ON n.dag_run_id = r.id WHERE r.dag_id = ?",
+        dag_id,
+    )
+    return [(run_id, event) for run_id, content in rows for event in dropped_in(content)]
+
+
+def _drops(c: Corpus) -> None:
+    """Every 10 s, runs of 25 s: ``skip`` drops the ticks that find a run in flight, ``buffer_one`` those beyond one."""
+    _run_alone(c, "c_drop_skip")
+    _run_alone(c, "c_drop_buffer")
+    skip = c.wait("c_drop_skip to record a dropped tick", lambda: _noted_drops(c, "c_drop_skip"))
+    buffer = c.wait("c_drop_buffer to record a dropped tick", lambda: _noted_drops(c, "c_drop_buffer"))
+    c.answers["drop_status"] = c.call("GET", "/tessera/api/v1/dags/c_drop_buffer/status", user="viewer")[1]
+    c.set_paused("c_drop_skip", True)
+    c.set_paused("c_drop_buffer", True)
+    for name, dag_id, (run_id, event) in (("skip", "c_drop_skip", skip[0]), ("buffer", "c_drop_buffer", buffer[0])):
+        c.facts[f"drop_{name}"] = (run_id, event.reason, event.first)
+        c.answers[f"drop_{name}"] = c.why(dag_id, event.first + SECOND)
+
+
+def _timeout(c: Corpus) -> None:
+    """A run whose task sleeps 60 s under ``dagrun_timeout`` 10 s: Airflow fails it and skips the task."""
+    _run_alone(c, "c_timeout")
+    run_id = c.trigger("c_timeout")
+    c.wait("c_timeout's run to time out", lambda: c.run("c_timeout", run_id).state == "failed")
+    c.set_paused("c_timeout", True)
+    (end,) = c.home.query("SELECT end_date FROM dag_run WHERE dag_id = ? AND run_id = ?", "c_timeout", run_id)[0]
+    c.facts["timeout"] = run_id
+    c.answers["timeout"] = c.why("c_timeout", _utc(end))  # asked as it ended, answered after
+
+
+def _zero_pool(c: Corpus) -> None:
+    status, body = c.call("POST", "/api/v2/pools", {"name": "why_zero", "slots": 0, "description": "no slot"})
+    assert status in (200, 201), body
+    _run_alone(c, "c_zero_pool")
+    run_id = c.trigger("c_zero_pool")
+    c.wait("the task to wait for the empty pool", lambda: c.task_state("c_zero_pool", run_id, "sleep") == "scheduled")
+    time.sleep(3)
+    c.answers["zero_pool"] = c.why("c_zero_pool")
+    c.set_paused("c_zero_pool", True)
+
+
+def _paused_manual(c: Corpus) -> None:
+    """A run triggered while the DAG is paused (as created: no audit entry) waits, queued."""
+    run_id = c.trigger("c_paused_manual")
+    time.sleep(5)
+    assert c.run("c_paused_manual", run_id).state == "queued"
+    c.facts["paused_manual"] = run_id
+    c.answers["paused_manual"] = c.why("c_paused_manual")
+
+
+def _asset_paused(c: Corpus) -> None:
+    """An event of the asset ``c_asset_child`` is scheduled on arrives while it is paused: Airflow queues nothing."""
+    status, body = c.call("GET", "/api/v2/assets?uri_pattern=x-why")
+    assert status == 200, body
+    (asset,) = [a for a in body["assets"] if a["uri"] == "x-why://corpus/asset"]
+    c.settled("POST", "/api/v2/assets/events", {"asset_id": asset["id"]})
+    time.sleep(3)
+    c.answers["asset_paused"] = c.why("c_asset_child")
+
+
+def _calendars(c: Corpus) -> None:
+    """The next New York holiday (from now) an hour after its 09:00 occurrence, and an hour on an excluded day."""
+    from tessera.timetables import Every, holidays_of
+
+    schedule = Every.business_day(at="09:00", timezone="America/New_York", calendar=holidays_of("US", subdiv="NY"))
+    (holiday,) = schedule.plan.excluded(after=now(), until=now() + datetime.timedelta(days=400), count=1)
+    c.facts["holiday"] = holiday
+    c.answers["holiday"] = c.why("c_holiday", holiday.occurrence + datetime.timedelta(hours=1))
+    c.answers["excluded_day"] = c.why("c_excluded_day", datetime.datetime(2026, 6, 10, 15, 30, tzinfo=UTC))
+
+
+def _gate_ended(c: Corpus) -> None:
+    """The wave-gate wait asked about again, at the same instant, after the gate opened."""
+    held, asked = c.facts["wave"]
+    # The gate is a deferred task: a triggerer resumes it once its wave opens (the corpus runs none otherwise).
+    c.home.start("triggerer", "triggerer")
+    try:
+        c.wait("c_wave_2's gate to open", lambda: c.task_state("c_wave_2", held, "tessera_wave_gate") == "success")
+    finally:
+        c.home.terminate("triggerer")
+    c.set_paused("c_wave_1", True)
+    c.set_paused("c_wave_2", True)
+    c.answers["wave_ended"] = c.why("c_wave_2", asked)
+
+
+def _cleaned(c: Corpus) -> None:
+    """``airflow db clean --tables log``: the audit log (pauses, parse states, skips) is gone; notes and jobs stay."""
+    done = c.home.cli(
+        "db", "clean", "--tables", "log", "--clean-before-timestamp", now().isoformat(), "--skip-archive", "--yes",
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    c.answers["clean_paused"] = c.why("c_paused", c.facts["c_paused_paused"] + datetime.timedelta(seconds=15))
+    run_id, _, first = c.facts["drop_buffer"]
+    c.answers["clean_drop"] = c.why("c_drop_buffer", first + SECOND)
+    c.answers["clean_broken"] = c.why("c_broken")
+    c.answers["clean_removed"] = c.why("c_removed", c.facts["removed_asked"])
 
 
 # -- the corpus: one test per cause ----------------------------------------------------------------
@@ -489,7 +624,10 @@ def test_dst_repeated_time_fires_once_with_dst_once(corpus):
 def test_import_error(corpus):
     found = answer(corpus, "broken")
     assert found["cause"] == "broken", found["verdict"]
-    assert "the DAG file failed to import (ScheduleInvalid) from" in found["verdict"]
+    assert (
+        "the DAG file 'corpus_broken.py' failed to import (ScheduleInvalid: every: '7m' does not divide"
+        in found["verdict"]
+    )
     assert any(r.endswith("(tessera.parse)") for r in records(found, "airflow"))
     status, row = corpus.facts["broken_status"]
     assert status == 200, row
@@ -501,8 +639,9 @@ def test_import_error(corpus):
 def test_dag_file_removed_then_restored(corpus):
     found = answer(corpus, "removed")
     assert found["cause"] == "file_missing", found["verdict"]
-    assert "the DAG was stale from" in found["verdict"]
-    assert "the file was gone, no longer defined it, or was not parsed in time" in found["verdict"]
+    # the dag-processor found the file deleted, and the answer says so without hedging
+    assert "the DAG file 'corpus_removed.py' was deleted (FileMissing) from" in found["verdict"]
+    assert "no longer defined it" not in found["verdict"]
     assert any(r.endswith("(tessera.parse)") for r in records(found, "airflow"))
 
 
@@ -606,3 +745,134 @@ def test_the_cli_answers_on_the_deployments_database(corpus):
     assert "Did not run: " in outputs[0] and "What Airflow did:" in outputs[0]
     assert "No occurrence at T: on 2026-03-29 the clock in Europe/Berlin jumped ahead" in outputs[1]
     assert "it has changed since to every 20s" in outputs[2]
+
+
+# -- what tessera recorded itself, and what it cannot know ---------------------------------------------
+
+
+def test_a_python_syntax_error_names_the_file_the_class_and_its_line(corpus):
+    found = answer(corpus, "syntax")
+    assert found["cause"] == "broken", found["verdict"]
+    assert re.search(
+        r"the DAG file 'corpus_syntax.py' failed to import \(SyntaxError: [^)]+\(line \d+\)\)", found["verdict"]
+    )
+    assert "SpecInvalid" not in found["verdict"]
+
+
+def test_a_runtime_error_at_import_names_its_first_line(corpus):
+    found = answer(corpus, "runtime")
+    assert found["cause"] == "broken", found["verdict"]
+    assert (
+        "the DAG file 'corpus_runtime.py' failed to import (RuntimeError: corpus: the source system is down (line 4))"
+        in found["verdict"]
+    )
+    assert "second line of the message" not in found["verdict"]
+
+
+@pytest.mark.parametrize(
+    ("name", "reason", "policy"),
+    [("skip", "ConcurrencyForbidden", "overlap skip"), ("buffer", "BufferFull", "overlap buffer_one")],
+)
+def test_a_tick_the_overlap_policy_dropped_names_the_policy_and_the_record(corpus, name, reason, policy):
+    found = answer(corpus, f"drop_{name}")
+    run_id = corpus.facts[f"drop_{name}"][0]
+    assert found["cause"] == "overlap_dropped", found["verdict"]
+    assert f"was dropped by the overlap policy: {reason}: " in found["verdict"]
+    assert f"({policy})" in found["verdict"]
+    assert f"recorded when run {run_id!r} started" in found["verdict"]
+    # not put down to Airflow's limit or the catch-up (the record's own words may name the limit the policy met)
+    assert "max_active_runs=" not in found["verdict"] and "catch-up Latest" not in found["verdict"]
+    (dropped,) = [e for e in found["evidence"] if e["fact"] == "dropped"]
+    assert "(tessera.schedule.skip)" in dropped["record"] and f"note of dag_run {run_id!r}" in dropped["record"]
+
+
+def test_the_status_shows_the_latest_drop(corpus):
+    status = answer(corpus, "drop_status")
+    assert status["skip_reason"] == "BufferFull", status
+    assert status["latest_drop"]["reason"] == "BufferFull"
+    assert status["latest_drop"]["record"].endswith("(tessera.schedule.skip)")
+    assert "owed_windows" in status
+
+
+def test_a_run_past_its_dagrun_timeout_reads_as_timed_out(corpus):
+    found = answer(corpus, "timeout")
+    assert found["cause"] == "timed_out", found["verdict"]
+    assert f"Timed out: the manual run ran as {corpus.facts['timeout']!r} from" in found["verdict"]
+    assert (
+        "past its dagrun_timeout of 10s: Airflow failed the run; its unfinished tasks were skipped ('sleep')"
+        in (found["verdict"])
+    )
+
+
+def test_a_pool_of_no_slot(corpus):
+    found = answer(corpus, "zero_pool")
+    assert found["cause"] == "waiting_pool", found["verdict"]
+    assert "a slot of pool 'why_zero', which has 0 slots: none of its tasks can run" in found["verdict"]
+    assert "all held by" not in found["verdict"]
+
+
+def test_a_manual_run_queued_because_the_dag_is_paused(corpus):
+    found = answer(corpus, "paused_manual")
+    assert found["cause"] == "paused", found["verdict"]
+    assert found["verdict"].startswith(f"Queued: the manual run was created as {corpus.facts['paused_manual']!r}")
+    assert "the DAG was paused at " in found["verdict"] and "it is paused now" in found["verdict"]
+
+
+def test_an_asset_event_that_arrived_while_the_dag_was_paused(corpus):
+    found = answer(corpus, "asset_paused")
+    assert found["cause"] == "paused", found["verdict"]
+    assert (
+        "Not run: the newest event of asset 'x-why://corpus/asset' arrived while the DAG was paused"
+        in (found["verdict"])
+    )
+
+
+def test_a_holiday_ahead_names_the_exclusion_and_its_calendar(corpus):
+    found = answer(corpus, "holiday")
+    holiday = corpus.facts["holiday"]
+    assert found["cause"] == "excluded", found["verdict"]
+    assert "will be skipped by the schedule's exclusions" in found["verdict"]
+    assert f"({holiday.reasons[0]})" in found["verdict"] and "(holidays US-NY)" in found["verdict"]
+
+
+def test_an_instant_on_an_excluded_day_names_the_occurrence_at_t(corpus):
+    found = answer(corpus, "excluded_day")
+    assert found["cause"] == "excluded", found["verdict"]
+    assert "the 2026-06-10 15:00:00 UTC occurrence was skipped by the schedule's exclusions" in found["verdict"]
+
+
+def test_a_wave_gate_wait_stays_explained_after_the_gate_opened(corpus):
+    found = answer(corpus, "wave_ended")
+    assert found["cause"] == "waiting_wave_gate", found["verdict"]
+    assert "was held at its wave gate at T" in found["verdict"] and "when its wave opened" in found["verdict"]
+    assert any(r.startswith("task_instance c_wave_2.tessera_wave_gate") for r in records(found, "airflow"))
+
+
+def test_after_db_clean_a_pause_it_cannot_see_is_not_denied(corpus):
+    found = answer(corpus, "clean_paused")
+    assert found["cause"] == "cannot_tell", found["verdict"]
+    assert "Cannot tell why" in found["verdict"] and "the records start at" in found["verdict"]
+    assert "the DAG is paused now" in found["verdict"]
+    assert "was not paused" not in found["verdict"]
+
+
+def test_after_db_clean_a_drop_is_still_explained_by_the_runs_note(corpus):
+    found = answer(corpus, "clean_drop")
+    run_id = corpus.facts["drop_buffer"][0]
+    assert found["cause"] == "overlap_dropped", found["verdict"]
+    (dropped,) = [e for e in found["evidence"] if e["fact"] == "dropped"]
+    assert dropped["record"] == f"note of dag_run {run_id!r}"
+
+
+def test_after_db_clean_a_broken_file_is_read_from_its_import_error(corpus):
+    found = answer(corpus, "clean_broken")
+    assert found["cause"] == "broken", found["verdict"]
+    assert "corpus_broken.py" in found["verdict"]
+
+
+def test_after_db_clean_a_gone_parse_record_is_not_denied(corpus):
+    found = answer(corpus, "clean_removed")
+    # no run (or one created late, when the file came back): either way what held it is not known any more
+    assert found["cause"] in ("cannot_tell", "late"), found["verdict"]
+    assert re.search(r"Cannot tell (why|what held it)[^.]*: the records start at ", found["verdict"]), found["verdict"]
+    assert "its file parsed" not in found["verdict"]

@@ -330,7 +330,8 @@ def test_a_broken_file_at_the_occurrence_cites_the_parse_record(session):
 
 def test_without_records_the_answer_names_what_is_missing(session):
     answer = ask(session, "why_every", at(6))
-    assert answer.cause == "unexplained", answer.verdict
+    assert answer.cause == "cannot_tell", answer.verdict  # no audit log at all: nothing says it was not paused
+    assert "the audit log is empty" in answer.verdict
     assert any("scheduler job around 2026-11-30 12:05:00 UTC in the job table" in m for m in answer.missing)
     # The verdict must not claim what its own evidence says is missing (it said "a scheduler was heartbeating").
     assert "a scheduler was heartbeating" not in answer.verdict, answer.verdict
@@ -470,3 +471,148 @@ def test_a_stale_parent_is_found_wherever_the_release_block_stands_in_the_note(b
     assert decision.verdict == "Ran, with a warning: stale parent 'apc_daily'."
     assert [item.fact for item in decision.evidence] == ["stale_parent"]
     assert decision.evidence[0].text.startswith("Stale parents (no completed fire within 24 h); this run proceeded")
+
+
+# -- tessera's own records, and what the records cannot tell -------------------------------------------
+
+
+def noted(session, dag_run, *lines: str) -> None:
+    dag_run.note = "\n".join(lines)
+    session.flush()
+
+
+def test_a_tick_the_overlap_policy_dropped_names_the_policy_the_note_and_the_entry(session):
+    from airflow.models.log import Log
+
+    from tessera.operators.functions.skip_events import SkipEvent
+    from tessera.operators.schedules.held_fires import SKIP_EVENT, dropped_line
+
+    scheduler_job(session, at(-60), NOW)
+    holder = run(session, "why_slots", at(0), end=at(12))  # in flight when the 12:05 and 12:10 ticks came due
+    recorder = run(session, "why_slots", at(15), created=at(15))
+    why = "1 runs were in flight (overlap skip)"
+    event = SkipEvent("ConcurrencyForbidden", 2, at(5), at(10), why)
+    noted(session, recorder, "Queued: something else.", dropped_line(event))
+    entry = logged(session, SKIP_EVENT, "why_slots", at(15), json.loads(event.to_json()))
+    session.execute(update(Log).where(Log.id == entry).values(run_id=recorder.run_id))
+    answer = ask(session, "why_slots", at(6), now=at(20))
+    assert answer.cause == "overlap_dropped", answer.verdict
+    assert answer.verdict == (
+        "Did not run: the 2026-11-30 12:05:00 UTC occurrence was dropped by the overlap policy: ConcurrencyForbidden: "
+        f"{why}; recorded when run {recorder.run_id!r} started."
+    )
+    assert f"audit log #{entry} ({SKIP_EVENT}); note of dag_run {recorder.run_id!r}" in texts(answer)
+    assert holder.run_id not in answer.verdict  # not put down to max_active_runs
+
+
+def test_after_the_audit_log_is_cleaned_the_runs_note_still_names_the_drop(session):
+    from tessera.operators.functions.skip_events import SkipEvent
+    from tessera.operators.schedules.held_fires import dropped_line
+
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(0), end=at(12))
+    recorder = run(session, "why_every", at(15), created=at(15))
+    noted(session, recorder, dropped_line(SkipEvent("BufferFull", 1, at(5), at(5), "a fire was already queued")))
+    logged(session, "cli_dag_unpause", "other", at(30))  # the log starts after the drop: it was cleaned
+    answer = ask(session, "why_every", at(6), now=at(40))
+    assert answer.cause == "overlap_dropped", answer.verdict
+    assert f"note of dag_run {recorder.run_id!r}" in texts(answer)
+    assert "audit log #" not in texts(answer)
+
+
+def test_with_the_audit_log_cleaned_before_the_occurrence_it_cannot_tell(session):
+    from airflow.models.dag import DagModel
+
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(0))
+    logged(session, "cli_dag_unpause", "other", at(30))  # the oldest entry left by airflow db clean
+    session.execute(update(DagModel).where(DagModel.dag_id == "why_every").values(is_paused=True))
+    try:
+        answer = ask(session, "why_every", at(6), now=at(40))
+    finally:
+        session.execute(update(DagModel).where(DagModel.dag_id == "why_every").values(is_paused=False))
+    assert answer.cause == "cannot_tell", answer.verdict
+    assert answer.verdict.startswith(
+        "Cannot tell why the 2026-11-30 12:05:00 UTC occurrence had no run: the records start at "
+        "2026-11-30 12:30:00 UTC"
+    )
+    assert "the DAG is paused now" in answer.verdict and "was not paused" not in answer.verdict
+    assert any("the audit log starts at 2026-11-30 12:30:00 UTC" in m for m in answer.missing)
+
+
+def test_a_dag_paused_now_whose_log_covers_the_occurrence_was_paused_then(session):
+    from airflow.models.dag import DagModel
+
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(0))
+    logged(session, "cli_dag_unpause", "other", at(1))  # the log starts before the occurrence, and has no change
+    session.execute(update(DagModel).where(DagModel.dag_id == "why_every").values(is_paused=True))
+    try:
+        answer = ask(session, "why_every", at(6), now=at(40))
+    finally:
+        session.execute(update(DagModel).where(DagModel.dag_id == "why_every").values(is_paused=False))
+    assert answer.cause == "paused", answer.verdict
+    assert "the audit log, which starts 2026-11-30 12:01:00 UTC, before it came due, records no pause change" in (
+        answer.verdict
+    )
+
+
+def test_a_run_replaced_by_cancel_other_says_by_which_run(session):
+    from tessera.operators.replaced_runs import REPLACED_NOTE
+
+    scheduler_job(session, at(-60), NOW)
+    replaced = run(session, "why_every", at(5), state="failed", end=at(10))
+    newer = run(session, "why_every", at(10))
+    noted(session, replaced, f"{REPLACED_NOTE}{newer.run_id} (due 2026-11-30 12:10:00 UTC) started, because ...")
+    answer = ask(session, "why_every", at(6), now=at(20))
+    assert answer.cause == "replaced", answer.verdict
+    assert answer.verdict == (
+        f"Replaced: the 2026-11-30 12:05:00 UTC occurrence was running at T as {replaced.run_id!r} and was failed at "
+        f"2026-11-30 12:10:00 UTC when run {newer.run_id!r} started: overlap cancel_other runs the newest fire "
+        "(Superseded)."
+    )
+    assert f"note of dag_run {replaced.run_id!r}" in texts(answer)
+
+
+def test_error_head_reads_the_class_the_first_line_and_the_files_line():
+    import traceback
+
+    from tessera.plugin.parse_watch import error_head
+
+    try:
+        exec(compile('\nraise RuntimeError("down\\nsecond")', "/dags/why_file.py", "exec"))
+    except RuntimeError:
+        text = traceback.format_exc()
+    head = error_head(text, "why_file.py")
+    assert (head.kind, head.first_line, head.line) == ("RuntimeError", "down", 2)
+    try:
+        compile("with DAG(\n    pass\n", "/dags/why_syntax.py", "exec")
+    except SyntaxError:
+        text = traceback.format_exc()
+    head = error_head(text, "why_syntax.py")
+    assert head.kind == "SyntaxError" and head.line is not None, head
+    assert error_head("plain words", None).kind is None
+
+
+def test_the_dropped_line_a_run_writes_is_the_one_the_explainer_reads():
+    from tessera.operators.functions.skip_events import SkipEvent
+    from tessera.operators.schedules.held_fires import WHY_DROPPED, dropped_in, dropped_line
+
+    for reason in WHY_DROPPED:
+        for count, at_least in ((1, False), (3, True)):
+            event = SkipEvent(reason, count, at(5), at(5 * count), "why: (it) says.", at_least)
+            assert dropped_in(f"Queued: x.\n{dropped_line(event)}\nReplaced: y.") == [event]
+
+
+def test_a_run_created_late_with_the_log_cleaned_since_says_it_cannot_tell_what_held_it(session):
+    scheduler_job(session, at(-60), NOW)
+    run(session, "why_every", at(0))
+    late = run(session, "why_every", at(5), created=at(9))
+    logged(session, "cli_dag_unpause", "other", at(30))  # the oldest entry left by airflow db clean
+    answer = ask(session, "why_every", at(6), now=at(40))
+    assert answer.cause == "late", answer.verdict
+    assert late.run_id in answer.verdict
+    assert answer.verdict.endswith(
+        "Cannot tell what held it: the records start at 2026-11-30 12:30:00 UTC, after it came due (cleaned, e.g. by "
+        "airflow db clean --tables log)."
+    )

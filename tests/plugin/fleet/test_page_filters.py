@@ -29,6 +29,8 @@ for dag_id in {dag_ids!r}:
     tags = ["team-a" if n % 2 == 0 else "team-b"] + (["urgent"] if n % 5 == 0 else [])
     if n % 4 == 3:  # skips today
         schedule = Cron("0 * * * *", exclude=between("TODAY", "TODAY"))
+    elif n % 13 == 12:  # keeps one-period windows: a dropped fire's window is owed
+        schedule = Every("5m", phase=Fixed("1m"), dropped="owe")
     else:
         schedule = Every("5m", phase=Fixed("1m"))
     with DAG(dag_id, schedule=schedule, start_date=None, tags=tags):
@@ -41,6 +43,7 @@ LATE = {dag_id for dag_id in IDS if int(dag_id[-2:]) % 3 == 0}
 FAILED = {dag_id for dag_id in IDS if int(dag_id[-2:]) % 7 == 0}
 PAUSED = {dag_id for dag_id in IDS if int(dag_id[-2:]) % 10 == 9}
 SKIPS_TODAY = {dag_id for dag_id in IDS if int(dag_id[-2:]) % 4 == 3}
+OWING = {dag_id for dag_id in IDS if int(dag_id[-2:]) % 13 == 12 and dag_id not in SKIPS_TODAY}
 PAGE = "/tessera/api/v1/page"
 
 
@@ -65,6 +68,14 @@ def _plant() -> None:
                 model.next_dagrun_data_interval_end = end
                 model.next_dagrun = end - datetime.timedelta(minutes=5)
                 model.next_dagrun_create_after = end + datetime.timedelta(minutes=1)
+            if dag_id in OWING:  # two scheduled runs two windows apart: those two windows are owed
+                first = datetime.datetime(2026, 3, 1, tzinfo=datetime.timezone.utc)
+                for start in (first, first + datetime.timedelta(minutes=15)):
+                    end = start + datetime.timedelta(minutes=5)
+                    run = DagRun(dag_id, f"scheduled__{start.isoformat()}", run_after=end,
+                                 logical_date=start, run_type=DagRunType.SCHEDULED, state=DagRunState.SUCCESS,
+                                 data_interval=(start, end))  # fmt: skip
+                    session.add(run)
             if dag_id in FAILED:
                 start = datetime.datetime(2026, 3, 2, tzinfo=datetime.timezone.utc)
                 run = DagRun(dag_id, "manual__failed", run_after=start, run_type=DagRunType.MANUAL,
@@ -105,12 +116,14 @@ def statuses(api: Api) -> dict[str, dict[str, Any]]:
 def test_the_planted_fleet_is_what_the_status_says(statuses):
     """The premise: the status route judges the planted DAGs late, failed and paused.
 
-    (An hourly cron that skips today is late too: its stored next run is yesterday's last.)
+    (An hourly cron that skips today is late too: its stored next run is yesterday's last; so is a
+    DAG owing windows, whose newest scheduled run is months old.)
     """
     late = {d for d, row in statuses.items() if row["lateness"]["late"]}
-    assert LATE - PAUSED <= late and late - LATE <= SKIPS_TODAY
+    assert LATE - PAUSED <= late and late - LATE <= SKIPS_TODAY | OWING
     assert {d for d, row in statuses.items() if row["last_outcome"] == "failed"} == FAILED
     assert {d for d, row in statuses.items() if row["is_paused"]} == PAUSED
+    assert {d: row["owed_windows"] for d, row in statuses.items() if row["owed_windows"]} == dict.fromkeys(OWING, 2)
 
 
 JUDGED = {
@@ -128,8 +141,9 @@ def test_each_filter_lists_the_dags_the_status_and_the_plan_judge_so(api, status
         expected = sorted(d for d, row in statuses.items() if JUDGED[name](row))
     elif name == "excluded_today":
         expected = sorted(SKIPS_TODAY)
-    else:  # no owed windows are recorded yet (dags_owing_windows is the hook)
-        expected = []
+    else:  # the DAGs owing windows, and those whose newest record dropped fires
+        expected = sorted(d for d, row in statuses.items() if row["owed_windows"] or row["latest_drop"])
+        assert set(expected) >= OWING and OWING, "the planted gaps are owed"
     assert _ids(page) == expected
     assert page["total"] == len(expected) and page["fleet_total"] == FLEET
     assert page["query"]["filters"] == [name]
