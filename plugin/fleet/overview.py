@@ -35,6 +35,7 @@ from .models import (
     Contradiction,
     DagPlan,
     DagStatus,
+    DropModel,
     ExcludedRun,
     Lane,
     Lateness,
@@ -48,7 +49,7 @@ from .plans import lane_start, next_and_lane, plain_instant
 from .row_errors import plan_row, status_row
 from .runs import RunHistory, run_histories
 from .schedules import ScheduledDag, duration_text, scheduled_dags, shown_ids
-from .status import GroupedReads, StatusParts, grouped_reads, status_parts
+from .status import GroupedReads, StatusParts, grouped_reads, owed_windows, status_parts
 from .triggers import describe
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class PageDag(BaseModel):
     error: str | None = Field(description="Why its plan or status could not be computed.")
     broken: BrokenModel | None = Field(default=None, description="Set while the DAG's file does not parse or is gone.")
     pause: PauseNote | None = Field(default=None, description="As in the status: why tessera paused it, with the note.")
+    latest_drop: DropModel | None = Field(default=None, description="As in the status: its newest dropped fires.")
+    owed_windows: int | None = Field(default=None, description="As in the status: how many dropped windows are owed.")
     next_exclusion: ExcludedRun | None = Field(
         default=None,
         description="The next occurrence within a year that its exclusions skip (a date, a holiday), and why.",
@@ -373,4 +376,8 @@ def _full_row(
         raise
     except Exception:
         return _error_row(item, contradictions, history, reads, now=now)
-    return _row(item, next_run, lane, found.parts, found.last, now=now)
+    row = _row(item, next_run, lane, found.parts, found.last, now=now)
+    # What the fires it did not run left: the newest drop (its reason and record) and the windows owed.
+    row["latest_drop"] = found.parts.drop
+    row["owed_windows"] = owed_windows(item, reads)
+    return row

@@ -98,6 +98,12 @@ function outcome(dag) {
   const word = dag.last_outcome;
   const parts = [chip(OUTCOME_KIND[word] || "idle", word || "no run yet")];
   if (dag.skip_reason) parts.push(el("div", { class: "sub" }, `skipped: ${dag.skip_reason}`));
+  // The fires it did not run: the newest drop, and (dropped="owe") the windows still owed to a backfill.
+  const drop = dag.latest_drop;
+  if (drop) parts.push(el("div", { class: "sub drop", title: `${drop.message} (${drop.record})` },
+    `dropped ${drop.at_least ? "≥ " : ""}${drop.count} fire(s) due ${when(drop.first)}${drop.count > 1 ? ` to ${when(drop.last)}` : ""}`));
+  if (dag.owed_windows) parts.push(chip("warn", `owes ${dag.owed_windows} window(s)`,
+    "dropped=\"owe\": windows of dropped fires no run has evaluated yet; backfill them"));
   if (dag.last_run) parts.push(el("div", { class: "sub" }, `${dag.last_run.run_type} · ${when(dag.last_run.run_after)}`));
   return parts;
 }
@@ -214,7 +220,8 @@ function updateRow(row, dag) {
       dag.phase && dag.phase !== "0s" ? el("div", { class: "sub" }, `phase ${dag.phase}`) : null,
       exclusionLine(dag.next_exclusion)];
   });
-  setCell(row, "outcome", JSON.stringify([dag.last_outcome, dag.skip_reason, dag.last_run]), () => outcome(dag));
+  setCell(row, "outcome", JSON.stringify([dag.last_outcome, dag.skip_reason, dag.last_run, dag.latest_drop, dag.owed_windows]),
+    () => outcome(dag));
   const acts = JSON.stringify([dag.may, dag.is_paused]);
   if (row.keys.acts !== acts) { row.keys.acts = acts; row.acts.replaceChildren(...actionButtons(dag).filter(Boolean)); }
   setCell(row, "health", JSON.stringify([dag.conditions, dag.lateness, dag.consecutive_failures, dag.stale_parents]),

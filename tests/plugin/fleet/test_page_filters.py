@@ -144,6 +144,8 @@ def test_each_filter_lists_the_dags_the_status_and_the_plan_judge_so(api, status
     else:  # the DAGs owing windows, and those whose newest record dropped fires
         expected = sorted(d for d, row in statuses.items() if row["owed_windows"] or row["latest_drop"])
         assert set(expected) >= OWING and OWING, "the planted gaps are owed"
+        shown = {row["dag_id"]: row["owed_windows"] for row in page["dags"]}
+        assert {dag_id: shown[dag_id] for dag_id in OWING} == dict.fromkeys(OWING, 2), "the row says what is owed"
     assert _ids(page) == expected
     assert page["total"] == len(expected) and page["fleet_total"] == FLEET
     assert page["query"]["filters"] == [name]
