@@ -251,7 +251,7 @@ def _wave(c: Corpus) -> None:
     c.wait("the wave gate to defer", lambda: c.task_state("c_wave_2", held, "tessera_wave_gate") == "deferred")
     asked = now()
     c.answers["wave"] = c.why("c_wave_2", asked)
-    # Both stay unpaused (hourly: no other run comes): the scheduler finishes c_wave_1's run and opens the gate,
+    # Both stay unpaused (daily: no other run comes): the scheduler finishes c_wave_1's run and opens the gate,
     # and the same instant is asked about again once it has (_gate_ended).
     c.facts["wave"] = (held, asked)
 

@@ -17,10 +17,12 @@ from tessera.operators.schedules.schedule_set import ScheduleSet
 S = ScheduleSet(
     [
         # INACTIVE: paused at creation, like every corpus DAG; the test unpauses each when its step starts.
-        Schedule("c_mc", interval_seconds=3600, max_concurrent=1, active=False),
-        Schedule("c_waves", interval_seconds=3600, max_wave_concurrent=1, active=False),
+        # Daily, not hourly: unpausing runs the newest due occurrence, and two pipelines unpaused either
+        # side of an occurrence ran different fires (the wave never opened; one run in eight crossed an hour).
+        Schedule("c_mc", interval_seconds=86400, max_concurrent=1, active=False),
+        Schedule("c_waves", interval_seconds=86400, max_wave_concurrent=1, active=False),
         Schedule("c_src_a", interval_seconds=30, active=False),
-        Schedule("c_src_b", interval_seconds=3600, active=False),
+        Schedule("c_src_b", interval_seconds=86400, active=False),
         Schedule("c_fan_in", after=["c_src_a", "c_src_b"], parent_freshness=0.003, active=False),
     ]
 )
