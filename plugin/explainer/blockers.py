@@ -333,9 +333,11 @@ def _cannot_tell(facts: Facts, due: datetime.datetime, label: str) -> str:
     cover = facts.scheduler
     if cover is not None and cover.alive is not None:
         known.append(f"a scheduler was heartbeating ({job_record(cover.alive)})")
+    else:  # the job table says nothing either: say so, never that one was heartbeating
+        known.append("no scheduler job around then is in the job table")
     if facts.dag.model.is_paused:
         known.append("the DAG is paused now")
-    said = f" What the records that remain show: {', and '.join(known)}." if known else ""
+    said = f" What the records that remain show: {', and '.join(known)}."
     floor = facts.audit_floor
     start = f"the records start at {when(floor)}" if floor is not None else "the audit log is empty"
     return (
