@@ -256,8 +256,10 @@ def test_the_page_calls_cost_the_same_queries_for_10_100_and_1000_dags(fleet):
         grow_to(size)
         counts[size] = queries_per_call(api, expected_rows=ON_PAGE * size // 10)
     print({size: {name: warm for name, (_, warm) in calls.items()} for size, calls in counts.items()})
-    assert counts[100] == counts[10]
-    assert counts[1000] == counts[10]
+    # Warm calls: a cold one may find the caches the worker's start-up warm-up (fleet.warm) filled, or not yet.
+    warm = {size: {name: queries for name, (_, queries) in calls.items()} for size, calls in counts.items()}
+    assert warm[100] == warm[10]
+    assert warm[1000] == warm[10]
     # Measured at 10 DAGs: page 30, status 29, either plan 16, triggers 3. Airflow's auth and the DAG rows,
     # one for why the paused DAGs are paused (pause_notes), about 8 for the rows of broken DAGs (those whose
     # file fails or is gone, all read together: see broken_rows), for the page one for the ids its rows are

@@ -358,6 +358,8 @@ def test_the_action_buttons_keep_a_row_within_its_element_budget(op_tab):
     from tests.plugin.ui.test_ui_browser import ELEMENTS_PER_ROW
 
     _choose(op_tab)
+    # The rows render in batches after the answer arrives: wait until every listed row has its buttons.
+    op_tab.wait_for_function("() => document.querySelectorAll('button.act').length >= 2 * 1000", timeout=60_000)
     per_row = op_tab.evaluate(
         "() => document.querySelectorAll('#schedules tbody *').length"
         " / document.querySelectorAll('#schedules tbody tr.dag').length"
