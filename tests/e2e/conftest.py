@@ -33,6 +33,29 @@ POSTGRES_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh
 SCHEDULERS = ("scheduler-a", "scheduler-b")
 
 
+def one_deployment(home: AirflowHome, request: pytest.FixtureRequest, **env: str) -> Iterator[AirflowHome]:
+    """``home`` migrated and running its own API server, dag-processor and scheduler (``env`` added to its
+    environment); stopped afterwards, its artifacts kept if a test failed. A module fixture yields from it."""
+    port = _free_port()
+    home.env.update(
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
+        AIRFLOW__API_AUTH__JWT_SECRET="tessera-e2e-" + "s" * 64,
+        **env,
+    )
+    failed_before = request.session.testsfailed
+    try:
+        migrated = home.cli("db", "migrate")
+        assert migrated.returncode == 0, migrated.stderr[-3000:]
+        home.start("api-server", "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1")
+        home.start("dag-processor", "dag-processor")
+        home.wait_for("the API server", lambda: api_server_healthy(home), timeout=300)
+        home.start("scheduler", "scheduler")
+        yield home
+    finally:
+        home.stop()
+        keep_artifacts_if_failed(home, request, failed_before)
+
+
 def keep_artifacts_if_failed(home: AirflowHome, request: pytest.FixtureRequest, failed_before: int) -> None:
     """Save ``home``'s logs and tables under ``test-artifacts/e2e/`` if a test failed since ``failed_before``."""
     if request.session.testsfailed > failed_before:

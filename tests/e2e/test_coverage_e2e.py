@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import api_server_healthy, keep_artifacts_if_failed
+from .conftest import one_deployment
 from .dags_coverage.coverage_policies import POLICIES, timetable_of  # the DAG file the deployment parses
-from .harness import AirflowHome, _free_port, _utc
+from .harness import AirflowHome, _utc
 
 # About 2 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
 pytestmark = [pytest.mark.e2e, pytest.mark.minutes(2)]
@@ -45,24 +45,11 @@ Window = tuple[datetime.datetime, datetime.datetime]
 def stack(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[AirflowHome]:
     """Its own deployment: ten worker slots, as the DAGs together hold up to ten sleeping tasks at once."""
     home = AirflowHome(tmp_path_factory.mktemp("airflow-coverage"), dags_source=DAGS)
-    port = _free_port()
-    home.env.update(
-        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
-        AIRFLOW__API_AUTH__JWT_SECRET="tessera-e2e-" + "s" * 64,
+    yield from one_deployment(
+        home,
+        request,
         AIRFLOW__CORE__PARALLELISM="10",
     )
-    failed_before = request.session.testsfailed
-    try:
-        migrated = home.cli("db", "migrate")
-        assert migrated.returncode == 0, migrated.stderr[-3000:]
-        home.start("api-server", "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1")
-        home.start("dag-processor", "dag-processor")
-        home.wait_for("the API server", lambda: api_server_healthy(home), timeout=300)
-        home.start("scheduler", "scheduler")
-        yield home
-    finally:
-        home.stop()
-        keep_artifacts_if_failed(home, request, failed_before)
 
 
 def _windows(home: AirflowHome, dag_id: str, run_type: str) -> list[tuple[Window, datetime.datetime | None]]:

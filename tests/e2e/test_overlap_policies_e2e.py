@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import api_server_healthy, keep_artifacts_if_failed
-from .harness import AirflowHome, _free_port, _utc
+from .conftest import one_deployment
+from .harness import AirflowHome, _utc
 
 # About 2 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
 pytestmark = [pytest.mark.e2e, pytest.mark.minutes(2)]
@@ -68,24 +68,11 @@ class Run:
 def stack(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[AirflowHome]:
     """Its own deployment: eight worker slots, as the DAGs together hold up to eight sleeping tasks at once."""
     home = AirflowHome(tmp_path_factory.mktemp("airflow-overlap"), dags_source=DAGS)
-    port = _free_port()
-    home.env.update(
-        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
-        AIRFLOW__API_AUTH__JWT_SECRET="tessera-e2e-" + "s" * 64,
+    yield from one_deployment(
+        home,
+        request,
         AIRFLOW__CORE__PARALLELISM="8",
     )
-    failed_before = request.session.testsfailed
-    try:
-        migrated = home.cli("db", "migrate")
-        assert migrated.returncode == 0, migrated.stderr[-3000:]
-        home.start("api-server", "api-server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1")
-        home.start("dag-processor", "dag-processor")
-        home.wait_for("the API server", lambda: api_server_healthy(home), timeout=300)
-        home.start("scheduler", "scheduler")
-        yield home
-    finally:
-        home.stop()
-        keep_artifacts_if_failed(home, request, failed_before)
 
 
 def _runs(home: AirflowHome, dag_id: str) -> list[Run]:
