@@ -15,6 +15,8 @@ from airflow.configuration import conf
 from airflow.jobs.job import Job
 from sqlalchemy import func, select
 
+from .._airflow import utcnow
+
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
@@ -53,20 +55,25 @@ def _jobs(session: Session, *where: Any, order: Any) -> JobRow | None:
 
 
 def scheduler_at(session: Session, moment: datetime.datetime) -> SchedulerCover:
-    """Three indexed look-ups in the job table (``job_type``, ``latest_heartbeat``)."""
+    """Three indexed look-ups in the job table (``job_type``, ``latest_heartbeat``).
+
+    Down as the scheduler's own decision has it (``scheduler_downtime``): from the last
+    heartbeat before ``moment`` until the next job starts, when that is longer than the
+    health-check grace; a restart within the grace is no downtime, and neither is a last
+    heartbeat less than the grace ago (the scheduler may yet beat again).
+    """
     grace = datetime.timedelta(seconds=conf.getint("scheduler", "scheduler_health_check_threshold", fallback=30))
-    alive = _jobs(session, Job.latest_heartbeat >= moment - grace, Job.start_date <= moment, order=Job.latest_heartbeat)
-    before = (
-        None
-        if alive is not None
-        else _jobs(session, Job.latest_heartbeat < moment - grace, order=Job.latest_heartbeat.desc())
-    )
-    after = (
-        None
-        if alive is not None
-        else _jobs(session, Job.latest_heartbeat >= moment, Job.start_date > moment, order=Job.start_date)
-    )
-    return SchedulerCover(alive, before, after, grace)
+    alive = _jobs(session, Job.start_date <= moment, Job.latest_heartbeat >= moment, order=Job.latest_heartbeat)
+    if alive is not None:
+        return SchedulerCover(alive, None, None, grace)
+    stopped = _jobs(session, Job.start_date <= moment, Job.latest_heartbeat < moment, order=Job.latest_heartbeat.desc())
+    # No job started between the stopped one's last heartbeat and ``moment``: it would have a later heartbeat.
+    returned = _jobs(session, Job.start_date > moment, order=Job.start_date)
+    if stopped is not None and stopped.latest_heartbeat is not None:
+        gap_end = utcnow() if returned is None or returned.start_date is None else returned.start_date
+        if gap_end - stopped.latest_heartbeat <= grace:
+            return SchedulerCover(stopped, None, None, grace)
+    return SchedulerCover(None, stopped, returned, grace)
 
 
 def oldest_scheduler_job(session: Session) -> datetime.datetime | None:

@@ -18,7 +18,8 @@ from ...conftest import REPO
 FOLDERS = ("timetables", "operators", "plugin")
 READERS = {  # a module reading a row already read (an explainer's JobRow) is not a reader
     "operators/schedules/activity.py": "the one reading of scheduler downtime (scheduler_downtime)",
-    "plugin/explainer/records.py": "why's scheduler at an instant (to be answered by scheduler_downtime)",
+    # tests/plugin/explainer/test_scheduler_cover.py holds the two to one answer
+    "plugin/explainer/records.py": "why's scheduler at an instant, by scheduler_downtime's rule",
 }
 
 
