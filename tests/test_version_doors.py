@@ -45,6 +45,7 @@ NAMES = {
     "AirflowSkipException": "operators door (airflow.sdk.exceptions from 3.2)",
     "AirflowTaskTimeout": "operators door (airflow.sdk.exceptions from 3.2)",
     "get_state_backend": "operators door's asset_state_backend (Airflow 3.3)",
+    "_do_dry_run": "the tests' door's airflows_dry_run (3.1 answers logical dates, 3.2 on run infos)",
 }
 """Names that moved or arrived between the supported releases, imported from any Airflow module."""
 MEMBERS = {
