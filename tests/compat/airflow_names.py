@@ -126,6 +126,25 @@ def partition_fields(info: Any) -> dict[str, Any]:
     return {"partition_key": info.partition_key, "partition_date": info.partition_date}
 
 
+def config_list_values() -> tuple[str, ...]:
+    """What makes ``airflow config list`` print the options' values: ``--show-values`` from Airflow 3.2, which
+    hides them without it; 3.1 prints them unasked and has no such flag."""
+    from airflow.cli import cli_config
+
+    return ("--show-values",) if hasattr(cli_config, "ARG_CONFIG_SHOW_VALUES") else ()
+
+
+def provider_default_source(distribution: str) -> str:
+    """How ``airflow config list --include-sources`` names the source of a default a provider declares: from
+    Airflow 3.2 (whose configuration parser moved to ``airflow._shared``), the provider metadata's fallback;
+    on 3.1, ``default-`` and the provider's distribution."""
+    try:
+        importlib.import_module("airflow._shared.configuration.parser")
+    except ImportError:  # Airflow 3.1
+        return f"default-{distribution}"
+    return "provider-metadata-fallback-defaults"
+
+
 __all__ = [
     "DagBag",
     "DagSerialization",
@@ -133,10 +152,12 @@ __all__ = [
     "NoStatsLogger",
     "TaskNoStatsLogger",
     "airflows_dry_run",
+    "config_list_values",
     "core_stats",
     "decode_timetable",
     "initialize_stats",
     "partition_fields",
+    "provider_default_source",
     "settle_task_stats",
     "sync_bag_to_db",
     "task_stats",
