@@ -91,6 +91,33 @@ def run_created_by(moment: Any) -> Any:
     )
 
 
+TIMETABLE_PREFIX = "tessera.timetables."
+"""How the import path of every tessera timetable starts (what Airflow 3.2 on records as ``timetable_type``)."""
+TIMETABLE_TAG = "tessera:timetable"
+"""The tag the dag policy gives every DAG with a tessera timetable, on every release: Airflow 3.1 records no
+timetable type on the DAG row, so there the tag is what marks the row (and the tags stay the same across an
+Airflow upgrade). Not ``tessera-``: that prefix is the declared schedules' (``tessera-schedule:<name>``)."""
+
+
+def tessera_timetable() -> Any:
+    """SQL true for the DAG rows whose timetable is tessera's: by ``DagModel.timetable_type`` where Airflow
+    records it (3.2 on), else by :data:`TIMETABLE_TAG`. One condition (a subquery on 3.1), never one per DAG."""
+    from airflow.models.dag import DagModel, DagTag
+    from sqlalchemy import select
+
+    timetable_type = getattr(DagModel, "timetable_type", None)
+    if timetable_type is None:  # Airflow 3.1
+        return DagModel.dag_id.in_(select(DagTag.dag_id).where(DagTag.name == TIMETABLE_TAG))
+    return timetable_type.startswith(TIMETABLE_PREFIX)
+
+
+def has_tessera_timetable(model: Any) -> bool:
+    """Whether a ``DagModel`` row's timetable is tessera's, by the same rule as :func:`tessera_timetable`."""
+    if hasattr(type(model), "timetable_type"):
+        return (model.timetable_type or "").startswith(TIMETABLE_PREFIX)
+    return any(tag.name == TIMETABLE_TAG for tag in model.tags)  # Airflow 3.1
+
+
 def validate_backfill_params(
     dag: Any,
     reverse: bool,
@@ -163,6 +190,8 @@ def commit_guards(session: Any) -> list[Any]:
 
 
 __all__ = [
+    "TIMETABLE_PREFIX",
+    "TIMETABLE_TAG",
     "allowed_run_types",
     "coerce_datetime",
     "commit_guards",
@@ -170,10 +199,12 @@ __all__ = [
     "dag_run_no_create_reason",
     "decode_timetable",
     "from_timestamp",
+    "has_tessera_timetable",
     "latest_by_version_select",
     "run_column",
     "run_created",
     "stored_dag",
+    "tessera_timetable",
     "utcnow",
     "validate_backfill_params",
 ]

@@ -175,6 +175,10 @@ CONTRACTS = [
     Contract("plugin", "run_column", "airflow.models.dagrun", "DagRun.partition_date", airflow=_FROM_32),
     Contract("plugin", "run_created", "airflow.models.dagrun", "DagRun.created_at", airflow=_FROM_32),
     Contract("plugin", "allowed_run_types", "airflow.models.dag", "DagModel.allowed_run_types", airflow=_FROM_32),
+    Contract("plugin", "tessera_timetable", "airflow.models.dag", "DagModel.timetable_type", airflow=_FROM_32),
+    Contract("plugin", "tessera_timetable", "airflow.models.dag", "DagTag.name"),
+    Contract("plugin", "has_tessera_timetable", "airflow.models.dag", "DagModel.timetable_type", airflow=_FROM_32),
+    Contract("plugin", "has_tessera_timetable", "airflow.models.dag", "DagModel.tags"),
     Contract("plugin", "dag_bag_class", "airflow.dag_processing.dagbag", "DagBag", airflow=_FROM_32),
     Contract("plugin", "dag_bag_class", "airflow.models.dagbag", "DagBag", airflow=("3.1",)),
     Contract("plugin", "decode_timetable", "airflow.serialization.decoders", "decode_timetable", airflow=_FROM_32),
@@ -229,7 +233,13 @@ CONTRACTS = [
     ),
     Contract("plugin", "latest_by_version_select", "airflow.models.dag_version", "DagVersion.version_number"),
 ]
-STRUCTURAL = {("timetables", "OVERRIDDEN"), ("timetables", "AIRFLOW"), ("timetables", "AIRFLOW_VERSION")}
+STRUCTURAL = {
+    ("timetables", "OVERRIDDEN"),
+    ("timetables", "AIRFLOW"),
+    ("timetables", "AIRFLOW_VERSION"),
+    ("plugin", "TIMETABLE_PREFIX"),
+    ("plugin", "TIMETABLE_TAG"),
+}
 """Door names that are not Airflow names themselves (checked by the override and release tests below)."""
 STAND_INS = {
     ("timetables", "DECODE_PARTITION_DATE"): ("3.1", "3.2"),
@@ -353,6 +363,49 @@ def test_dialect_name_and_run_created_read_the_metadata_database_on_every_releas
         session.execute(select(run_created()).limit(1)).all()
     finally:
         session.close()
+
+
+TWO_TIMETABLES = """
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import DAG
+from tessera.timetables import Every
+
+with DAG("door_tessera_timetable", schedule=Every("1h"), start_date=None, tags=["team"]):
+    EmptyOperator(task_id="work")
+with DAG("door_cron_timetable", schedule="0 * * * *", start_date=None, tags=["team"]):
+    EmptyOperator(task_id="work")
+"""
+
+
+def test_the_tessera_timetable_rule_picks_tesseras_dags_as_stored_on_every_release(airflow_db, tmp_path):
+    """``tessera_timetable`` (SQL) and ``has_tessera_timetable`` (a row) pick the DAG with a tessera timetable,
+    not the cron one, on rows stored as the dag-processor stores them: by ``timetable_type`` from 3.2, by the
+    tag the dag policy gives (on every release) on 3.1, where the rows have no such column."""
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    from tessera.plugin._airflow import TIMETABLE_TAG, has_tessera_timetable, tessera_timetable
+    from tests.compat.airflow_names import DagBag, sync_bag_to_db
+
+    path = tmp_path / "door_timetables.py"
+    path.write_text(TWO_TIMETABLES)
+    DagBundlesManager().sync_bundles_to_db()
+    bag = DagBag(str(path))
+    assert bag.import_errors == {}
+    assert bag.dags["door_tessera_timetable"].tags == {"team", TIMETABLE_TAG}  # the dag policy's tag
+    assert bag.dags["door_cron_timetable"].tags == {"team"}
+    sync_bag_to_db(bag, "dags-folder", None)
+    ids = ["door_tessera_timetable", "door_cron_timetable"]
+    with create_session() as session:
+        picked = session.scalars(select(DagModel.dag_id).where(DagModel.dag_id.in_(ids), tessera_timetable()))
+        assert list(picked) == ["door_tessera_timetable"]
+        rows = {dag_id: session.get(DagModel, dag_id) for dag_id in ids}
+        assert {dag_id: has_tessera_timetable(row) for dag_id, row in rows.items()} == {
+            "door_tessera_timetable": True,
+            "door_cron_timetable": False,
+        }
 
 
 def test_the_overridden_airflow_methods_still_exist_with_the_same_parameters():

@@ -45,6 +45,7 @@ NAMES = {
     "AirflowSkipException": "operators door (airflow.sdk.exceptions from 3.2)",
     "AirflowTaskTimeout": "operators door (airflow.sdk.exceptions from 3.2)",
     "get_state_backend": "operators door's asset_state_backend (Airflow 3.3)",
+    "_do_dry_run": "the tests' door's airflows_dry_run (3.1 answers logical dates, 3.2 on run infos)",
 }
 """Names that moved or arrived between the supported releases, imported from any Airflow module."""
 MEMBERS = {
@@ -54,6 +55,7 @@ MEMBERS = {
     "created_at": "operators door's run_created_at/run_created_columns, plugin door's run_column (3.2 added it)",
     "AWAITING_INPUT": "operators door's task_states (Airflow 3.3 added the state)",
     "allowed_run_types": "plugin door's allowed_run_types (Airflow 3.2 added it)",
+    "timetable_type": "plugin door's tessera_timetable / has_tessera_timetable (Airflow 3.2 added the column)",
 }
 """Members of Airflow's runs, run infos and timetables (read, called or passed) that only some releases have."""
 OWNERS = {
@@ -63,6 +65,7 @@ OWNERS = {
     "created_at": {"DagRun", "dag_run", "dr"},  # DagVersion's and Backfill's are on every release
     "AWAITING_INPUT": {"TaskInstanceState", "State", "DagRunState"},
     "allowed_run_types": {"dag", "dag_model", "DagModel", "stored"},
+    "timetable_type": None,  # DagModel's, under any name: 3.1's rows lack it (a local variable is no attribute)
 }
 """The names (in tessera's code) whose member it is, per member; None: any name but ``self``."""
 
@@ -154,6 +157,7 @@ def test_the_check_sees_each_kind_of_use(tmp_path: Path):
         "v = airflow.__version__\ninfo = DagRunInfo(run_after=1, data_interval=None, partition_key='k')\n"
         "nxt = timetable.next_dagrun_info_v2(last_dagrun_info=None, restriction=None)\n"
         "when = dag_run.created_at\nself.partition_key = 'ours'\n"
+        "ours = select(DagModel.dag_id).where(DagModel.timetable_type.startswith('tessera.'))\n"
     )
     found = {what for _, what in version_sensitive_uses(planted)}
     assert found == {
@@ -163,4 +167,5 @@ def test_the_check_sees_each_kind_of_use(tmp_path: Path):
         "builds a DagRunInfo (use tessera.timetables.support.run_info)",
         "reads timetable.next_dagrun_info_v2",
         "reads dag_run.created_at",
+        "reads DagModel.timetable_type",
     }

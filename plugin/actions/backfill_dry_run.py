@@ -107,8 +107,10 @@ def runs_left_out(session: Session, dag_id: str, infos: Sequence[Any], reprocess
 
     scope = Scope.of([dag_id])  # the route's dependency authorized this DAG
     found: dict[str, dict[datetime.datetime, list[Any]]] = {"logical_date": {}, "partition_date": {}}
+    # A run info's partition date through the timetables' bridge: Airflow 3.1's run infos have none.
+    readers = {"logical_date": lambda info: info.logical_date, "partition_date": partition_date_of}
     for name, index in found.items():
-        dates = [getattr(info, name) for info in infos if getattr(info, name) is not None]
+        dates = [date for date in map(readers[name], infos) if date is not None]
         if not dates:
             continue
         # The runs between the batch's first and last date: two bound parameters, whatever the batch's size.

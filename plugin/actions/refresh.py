@@ -42,6 +42,7 @@ from airflow.utils.types import DagRunTriggeredByType, DagRunType
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from tessera.operators import run_notes
 from tessera.operators.functions.policy import is_dry_run
 
 from .._airflow import allowed_run_types, utcnow
@@ -149,9 +150,11 @@ def _decide(
         triggered_by=triggered_by,
         triggering_user_name=user.get_name(),
         state=DagRunState.QUEUED,
-        note=f"On-demand refresh requested by {user.get_name()}",
         session=session,
     )
+    # Through the one writer, not create_dagrun(note=...): that parameter arrived in Airflow 3.2, and a
+    # user's name is the caller's to choose, so the writer's cap on Airflow's note column applies.
+    run_notes.append(run, f"On-demand refresh requested by {user.get_name()}", session=session)
     session.flush()  # the unique (dag_id, run_id) check happens here, inside the transaction
     return Decision("started", run.run_id, scheduled)
 

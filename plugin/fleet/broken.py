@@ -26,8 +26,9 @@ from sqlalchemy import or_, select
 from tessera.operators.functions.spec_reasons import SPEC_INVALID
 from tessera.plugin.parse_watch import EVENT, FILE_MISSING, error_head, last_line, parse_instant
 
+from .._airflow import tessera_timetable
 from ..scoped_reads import HIDDEN, Scope, audit_entries, import_errors, parse_problems, parse_records
-from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
+from .schedules import SCHEDULE_TAG_PREFIX
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -104,7 +105,7 @@ def _tessera_ids(session: Session, dag_ids: Collection[str]) -> set[str]:
     tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
     query = select(DagModel.dag_id).where(
         DagModel.dag_id.in_(list(dag_ids)),
-        or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged)),
+        or_(tessera_timetable(), DagModel.dag_id.in_(tagged)),
     )
     return set(session.scalars(query))
 

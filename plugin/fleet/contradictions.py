@@ -22,10 +22,11 @@ from sqlalchemy import or_, select
 import tessera.operators
 import tessera.timetables
 
+from .._airflow import tessera_timetable
 from ..scoped_reads import Scope, import_errors
 from .adapters import OK, declared_schedule_check
 from .models import Contradiction
-from .schedules import SCHEDULE_TAG_PREFIX, TIMETABLE_PREFIX
+from .schedules import SCHEDULE_TAG_PREFIX
 from .stored import latest_stored
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def import_error_contradictions(session: Session, user: Any, readable: Collectio
     """
     if not get_auth_manager().is_authorized_view(access_view=AccessView.IMPORT_ERRORS, user=user):
         return []
-    tessera_files = select(DagModel.relative_fileloc).where(DagModel.timetable_type.startswith(TIMETABLE_PREFIX))
+    tessera_files = select(DagModel.relative_fileloc).where(tessera_timetable())
     theirs = (ParseImportError.stacktrace.contains(marker) for marker in _MARKERS)
     errors = import_errors(session, Scope.of(readable), or_(ParseImportError.filename.in_(tessera_files), *theirs))
     return [

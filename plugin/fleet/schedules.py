@@ -1,7 +1,8 @@
 """Which DAGs the operator surfaces show, and the plan of each: its next runs, windows and phase.
 
-A DAG is shown when its timetable is a tessera timetable (Airflow records the
-timetable's import path on the DAG row) or when it is a pipeline of a declared
+A DAG is shown when its timetable is a tessera timetable (the plugin door's
+``tessera_timetable``: the import path Airflow records on the DAG row, or on
+Airflow 3.1 the tag tessera's dag policy gives it) or when it is a pipeline of a declared
 schedule (tag ``tessera-schedule:<name>``; an AFTER schedule is asset-driven, so
 its timetable is Airflow's own).
 
@@ -28,6 +29,7 @@ from tessera.timetables.public_plan import PublicPlan
 from tessera.timetables.rules import format_duration
 from tessera.timetables.run_facts.of_task import RunSchedule
 
+from .._airflow import has_tessera_timetable, tessera_timetable
 from ..errors import NotFound
 from .failures import failure
 from .memo import memo_of
@@ -40,7 +42,6 @@ if TYPE_CHECKING:
 
 _US = datetime.timedelta(microseconds=1)
 
-TIMETABLE_PREFIX = "tessera.timetables."
 SCHEDULE_TAG_PREFIX = "tessera-schedule:"
 """Mirrors ``tessera.operators.schedules.identity.TAG_PREFIX`` (not imported: operators are optional here)."""
 
@@ -135,7 +136,7 @@ def read_latest(dag_bag: DBDagBag, dag_id: str, session: Session) -> tuple[Any |
 
 def is_scheduled(model: DagModel) -> bool:
     """Whether the surfaces show this DAG row (the same rule as :func:`scheduled_dags`' query)."""
-    if (model.timetable_type or "").startswith(TIMETABLE_PREFIX):
+    if has_tessera_timetable(model):
         return True
     return any(tag.name.startswith(SCHEDULE_TAG_PREFIX) for tag in model.tags)
 
@@ -145,9 +146,7 @@ def _shown(
 ) -> Select:
     """``query`` restricted to the DAG rows the surfaces show (see :func:`is_scheduled`), of ``dag_ids`` if given."""
     tagged = select(DagTag.dag_id).where(DagTag.name.startswith(SCHEDULE_TAG_PREFIX))
-    query = query.where(~DagModel.is_stale).where(
-        or_(DagModel.timetable_type.startswith(TIMETABLE_PREFIX), DagModel.dag_id.in_(tagged))
-    )
+    query = query.where(~DagModel.is_stale).where(or_(tessera_timetable(), DagModel.dag_id.in_(tagged)))
     if readable is not None:
         query = query.where(DagModel.dag_id.in_(readable))
     if dag_id is not None:

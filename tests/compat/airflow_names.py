@@ -7,6 +7,7 @@ other test files as it keeps them out of the product's.
 
 from __future__ import annotations
 
+import datetime
 import importlib
 from types import ModuleType
 from typing import Any
@@ -83,15 +84,80 @@ def initialize_stats(stats: ModuleType, factory: Any) -> None:
     type.__setattr__(stats.Stats, "instance", None)
 
 
+def airflows_dry_run(
+    dag_id: str, from_date: datetime.datetime, to_date: datetime.datetime, reprocess_behavior: str
+) -> list[Any]:
+    """Airflow's backfill dry run (``airflow.models.backfill._do_dry_run``): the ``DagRunInfo`` of each run it
+    would create, oldest first.
+
+    From Airflow 3.2 it returns those; 3.1 returns only their logical dates, so there the infos are Airflow's
+    own list of the range (``_get_info_list``, of the stored DAG the dry run reads) at the dates it kept.
+    """
+    from airflow.models.backfill import ReprocessBehavior, _do_dry_run
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        kept = list(
+            _do_dry_run(
+                dag_id=dag_id,
+                from_date=from_date,
+                to_date=to_date,
+                reverse=False,
+                reprocess_behavior=ReprocessBehavior(reprocess_behavior),
+                session=session,
+            )
+        )
+        if not kept or hasattr(kept[0], "run_after"):  # Airflow 3.2 and 3.3: the infos themselves
+            return kept
+        from airflow.models.backfill import _get_info_list
+        from airflow.models.serialized_dag import SerializedDagModel
+
+        dag = session.scalar(SerializedDagModel.latest_item_select_object(dag_id)).dag
+        dates = set(kept)
+        listed = _get_info_list(from_date=from_date, to_date=to_date, reverse=False, dag=dag)
+        return [info for info in listed if info.logical_date in dates]
+
+
+def partition_fields(info: Any) -> dict[str, Any]:
+    """A ``DagRunInfo``'s partition fields as ``DagRun`` takes them (Airflow 3.2 added both); none on 3.1,
+    whose runs have no partitions."""
+    if not hasattr(info, "partition_key"):  # Airflow 3.1
+        return {}
+    return {"partition_key": info.partition_key, "partition_date": info.partition_date}
+
+
+def config_list_values() -> tuple[str, ...]:
+    """What makes ``airflow config list`` print the options' values: ``--show-values`` from Airflow 3.2, which
+    hides them without it; 3.1 prints them unasked and has no such flag."""
+    from airflow.cli import cli_config
+
+    return ("--show-values",) if hasattr(cli_config, "ARG_CONFIG_SHOW_VALUES") else ()
+
+
+def provider_default_source(distribution: str) -> str:
+    """How ``airflow config list --include-sources`` names the source of a default a provider declares: from
+    Airflow 3.2 (whose configuration parser moved to ``airflow._shared``), the provider metadata's fallback;
+    on 3.1, ``default-`` and the provider's distribution."""
+    try:
+        importlib.import_module("airflow._shared.configuration.parser")
+    except ImportError:  # Airflow 3.1
+        return f"default-{distribution}"
+    return "provider-metadata-fallback-defaults"
+
+
 __all__ = [
     "DagBag",
     "DagSerialization",
     "InvalidPartitionKeyError",
     "NoStatsLogger",
     "TaskNoStatsLogger",
+    "airflows_dry_run",
+    "config_list_values",
     "core_stats",
     "decode_timetable",
     "initialize_stats",
+    "partition_fields",
+    "provider_default_source",
     "settle_task_stats",
     "sync_bag_to_db",
     "task_stats",

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from ..compat import check_example_errors
+from ..compat.airflow_names import config_list_values, provider_default_source
 from .distribution import DISTRIBUTION, REPO, Built, build, fresh_venv
 from .stack import ADMIN, ShippedAirflow
 
@@ -124,7 +125,7 @@ def test_the_processes_run_the_installed_wheel_and_airflow_lists_the_plugin_prov
     from tessera.plugin import provider_info  # the declared options, compared with what the shipped Airflow says
 
     # An airflow.cfg without [tessera]: whatever Airflow says about the section comes from the provider.
-    listed = airflow.run("airflow", "config", "list", "--section", "tessera", "--show-values",
+    listed = airflow.run("airflow", "config", "list", "--section", "tessera", *config_list_values(),
                          "--include-descriptions", "--include-examples", "--include-sources")  # fmt: skip
     assert listed.returncode == 0, listed.stderr[-3000:]
     comments = " ".join(line.lstrip("# ") for line in listed.stdout.splitlines() if line.startswith("#"))
@@ -132,7 +133,7 @@ def test_the_processes_run_the_installed_wheel_and_airflow_lists_the_plugin_prov
         assert f"{name} = {option['default']}" in listed.stdout, name
         assert " ".join(option["description"].split()) in comments, name
         assert f"Example: {name} = {option['example']}" in listed.stdout, name
-    assert listed.stdout.count("Source: provider-metadata-fallback-defaults") == len(provider_info.OPTIONS)
+    assert listed.stdout.count(f"Source: {provider_default_source(DISTRIBUTION)}") == len(provider_info.OPTIONS)
 
 
 def test_every_example_parses_without_an_import_error(parsed: Shipped) -> None:

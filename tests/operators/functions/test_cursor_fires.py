@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from tessera.operators.functions import metrics
 from tessera.operators.functions.status import function_status
+from tests.compat import not_run_here
 
 from ..conftest import fire_record, stored_cursor
+
+pytestmark = not_run_here("Cursor functions")  # Airflow 3.2.2's dag.test() fails every task (tests.compat.NOT_RUN)
 
 
 def test_cursor_advances_only_on_clean_success_and_failed_windows_are_retried(cursor_dags, recorded_stats):

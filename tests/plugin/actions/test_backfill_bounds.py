@@ -29,6 +29,7 @@ from tessera.plugin.actions.backfill_preview import (
 from tessera.plugin.errors import Invalid
 from tessera.timetables.support import PARTITIONS, carried
 from tests.compat import needs
+from tests.compat.airflow_names import airflows_dry_run, partition_fields
 from tests.plugin.api.test_api_app import Api, airflow_api, store_dags
 
 UTC = datetime.timezone.utc
@@ -145,23 +146,6 @@ def test_a_range_into_the_far_future_stops_at_the_first_window_that_has_not_ende
 # -- Airflow's dry run, lazily: the same runs left out -------------------------------------------------
 
 
-def _airflows_dry_run(dag_id: str, from_date: datetime.datetime, to_date: datetime.datetime, behavior: str) -> list:
-    from airflow.models.backfill import ReprocessBehavior, _do_dry_run
-    from airflow.utils.session import create_session
-
-    with create_session() as session:
-        return list(
-            _do_dry_run(
-                dag_id=dag_id,
-                from_date=from_date,
-                to_date=to_date,
-                reverse=False,
-                reprocess_behavior=ReprocessBehavior(behavior),
-                session=session,
-            )
-        )
-
-
 def _add_run(dag_id: str, info: Any, state: str) -> None:
     """A run where the backfill would create ``info``'s run, as the scheduler would have stored it."""
     from airflow.models.dagrun import DagRun
@@ -179,8 +163,7 @@ def _add_run(dag_id: str, info: Any, state: str) -> None:
                 state=state,
                 run_type="scheduled",
                 data_interval=None if interval is None else (interval.start, interval.end),
-                partition_date=info.partition_date,
-                partition_key=info.partition_key,
+                **partition_fields(info),
             )
         )
 
@@ -195,15 +178,15 @@ def test_the_preview_leaves_out_exactly_the_runs_airflows_dry_run_leaves_out(api
 
     start = datetime.datetime(2026, 2, 1, tzinfo=UTC)
     to_date = start + 11 * (datetime.timedelta(hours=1) if dag_id == PARTITIONED else datetime.timedelta(minutes=5))
-    every_run = _airflows_dry_run(dag_id, start, to_date, "none")
+    every_run = airflows_dry_run(dag_id, start, to_date, "none")
     assert len(every_run) == 12
     for index, state in ((2, "success"), (4, "failed"), (6, "running"), (8, "queued")):
         _add_run(dag_id, every_run[index], state)
 
     for behavior, kept in (("none", 8), ("failed", 9), ("completed", 10)):  # running and queued are never re-run
         expected = [
-            _facts(i.logical_date, i.partition_key, i.run_after)
-            for i in _airflows_dry_run(dag_id, start, to_date, behavior)
+            _facts(i.logical_date, partition_fields(i).get("partition_key"), i.run_after)
+            for i in airflows_dry_run(dag_id, start, to_date, behavior)
         ]
         with create_session() as session:
             preview = preview_stored(session, dag_id, from_date=start, to_date=to_date, reprocess_behavior=behavior)
