@@ -94,9 +94,17 @@ def run_created_by(moment: Any) -> Any:
 TIMETABLE_PREFIX = "tessera.timetables."
 """How the import path of every tessera timetable starts (what Airflow 3.2 on records as ``timetable_type``)."""
 TIMETABLE_TAG = "tessera:timetable"
-"""The tag the dag policy gives every DAG with a tessera timetable, on every release: Airflow 3.1 records no
-timetable type on the DAG row, so there the tag is what marks the row (and the tags stay the same across an
-Airflow upgrade). Not ``tessera-``: that prefix is the declared schedules' (``tessera-schedule:<name>``)."""
+"""The tag the dag policy gives every DAG with a tessera timetable on Airflow 3.1, which records no timetable
+type on the DAG row: there the tag is what marks the row. From 3.2 the column does, and a DAG keeps the tags its
+file declares (Airflow replaces a DAG's tags on every parse, so an upgrade drops the tag). Not ``tessera-``:
+that prefix is the declared schedules' (``tessera-schedule:<name>``)."""
+
+
+def timetable_needs_tag() -> bool:
+    """Whether the DAG rows lack ``timetable_type`` (Airflow 3.1), so the dag policy tags tessera's DAGs."""
+    from airflow.models.dag import DagModel
+
+    return not hasattr(DagModel, "timetable_type")
 
 
 def tessera_timetable() -> Any:
@@ -105,17 +113,16 @@ def tessera_timetable() -> Any:
     from airflow.models.dag import DagModel, DagTag
     from sqlalchemy import select
 
-    timetable_type = getattr(DagModel, "timetable_type", None)
-    if timetable_type is None:  # Airflow 3.1
+    if timetable_needs_tag():  # Airflow 3.1
         return DagModel.dag_id.in_(select(DagTag.dag_id).where(DagTag.name == TIMETABLE_TAG))
-    return timetable_type.startswith(TIMETABLE_PREFIX)
+    return DagModel.timetable_type.startswith(TIMETABLE_PREFIX)
 
 
 def has_tessera_timetable(model: Any) -> bool:
     """Whether a ``DagModel`` row's timetable is tessera's, by the same rule as :func:`tessera_timetable`."""
-    if hasattr(type(model), "timetable_type"):
-        return (model.timetable_type or "").startswith(TIMETABLE_PREFIX)
-    return any(tag.name == TIMETABLE_TAG for tag in model.tags)  # Airflow 3.1
+    if timetable_needs_tag():  # Airflow 3.1
+        return any(tag.name == TIMETABLE_TAG for tag in model.tags)
+    return (model.timetable_type or "").startswith(TIMETABLE_PREFIX)
 
 
 def validate_backfill_params(
@@ -192,6 +199,7 @@ def commit_guards(session: Any) -> list[Any]:
 __all__ = [
     "TIMETABLE_PREFIX",
     "TIMETABLE_TAG",
+    "timetable_needs_tag",
     "allowed_run_types",
     "coerce_datetime",
     "commit_guards",

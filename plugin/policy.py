@@ -14,9 +14,9 @@ or ``catchup`` the policy contradicts (:mod:`tessera.operators.overlap_slots`), 
 DAG with a ``RefreshSQLOperator`` task, whatever its schedule, to one active run
 (:mod:`tessera.operators.refresh_single_flight`).
 
-It tags each DAG with a tessera timetable ``tessera:timetable`` (the plugin door's ``TIMETABLE_TAG``):
-Airflow 3.1 records no timetable type on the DAG row, so there the tag is how the surfaces find
-tessera's DAGs; it is given on every release, so a DAG's tags do not change with the Airflow release.
+On Airflow 3.1, which records no timetable type on the DAG row, it tags each DAG with a tessera
+timetable ``tessera:timetable`` (the plugin door's ``TIMETABLE_TAG``): there the tag is how the
+surfaces find tessera's DAGs. From 3.2 a DAG keeps exactly the tags its file declares.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def dag_policy(dag) -> None:
 
     from tessera.operators.overlap_slots import hold_overlap
     from tessera.operators.refresh_single_flight import hold_single_flight
-    from tessera.plugin._airflow import TIMETABLE_TAG
+    from tessera.plugin._airflow import TIMETABLE_TAG, timetable_needs_tag
     from tessera.timetables.base import TesseraTimetable
     from tessera.timetables.limits import check_supported_instant
 
@@ -62,4 +62,5 @@ def dag_policy(dag) -> None:
         except ValueError as refused:
             raise AirflowClusterPolicyViolation(str(refused)) from None
         dag.timetable = timetable.bind(dag_id=dag.dag_id, catchup=bool(dag.catchup), end_date=dag.end_date)
-        dag.tags.add(TIMETABLE_TAG)
+        if timetable_needs_tag():
+            dag.tags.add(TIMETABLE_TAG)

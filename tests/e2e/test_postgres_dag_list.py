@@ -15,7 +15,7 @@ the same window, hit within a dozen calls.
 Without the reservation (its call in ``tessera.plugin.policy`` removed) this test's server died on
 the 6th call, and on the 12th in a second run; with it, the server must answer all 30.
 
-The fleet is one parsed tessera DAG (``Every("1m")``, two tags and the dag policy's) whose ``dag`` and ``dag_tag`` rows
+The fleet is one parsed tessera DAG (``Every("1m")``, two tags) whose ``dag`` and ``dag_tag`` rows
 are copied 3,000 times in SQL: the list reads nothing else.
 """
 
@@ -27,8 +27,6 @@ import urllib.request
 from collections.abc import Iterator
 
 import pytest
-
-from tessera.plugin._airflow import TIMETABLE_TAG
 
 from .conftest import PostgresServer, api_server_healthy, keep_artifacts_if_failed
 from .harness import AirflowHome, _free_port
@@ -138,15 +136,14 @@ def test_the_api_server_lists_3000_tagged_dags_again_and_again(dag_list_stack: A
             raise AssertionError(f"call {call} of {CALLS}: {lost!r}; the API server's log:\n{crash}") from None
         assert listed["total_entries"] == FLEET + 1, "the fleet and its template"
         assert len(listed["dags"]) == FLEET
-        assert {tag["name"] for tag in listed["dags"][0]["tags"]} == {"tessera", "fleet", TIMETABLE_TAG}
+        assert {tag["name"] for tag in listed["dags"][0]["tags"]} == {"tessera", "fleet"}
     home.check_alive()
 
 
 def test_the_fleet_is_tessera_scheduled(dag_list_stack: AirflowHome) -> None:
-    """The DAGs are what the crash needed: tessera's timetable, three tags each (two and the dag policy's),
-    all listed by Airflow."""
+    """The DAGs are what the crash needed: tessera's timetable, two tags each, all listed by Airflow."""
     listed = _list_dags(dag_list_stack, 1)
     assert listed["total_entries"] == FLEET + 1
     assert listed["dags"][0]["timetable_summary"], listed["dags"][0]
     count = dag_list_stack.query("SELECT count(*) FROM dag_tag")[0][0]
-    assert count == 3 * (FLEET + 1)
+    assert count == 2 * (FLEET + 1)
