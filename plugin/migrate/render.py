@@ -15,6 +15,13 @@ def _instant(moment: str | datetime.datetime) -> datetime.datetime:
     return moment if isinstance(moment, datetime.datetime) else datetime.datetime.fromisoformat(moment)
 
 
+def _period(seconds: float) -> str:
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            return f"{int(seconds // size)}-{unit}"
+    return f"{seconds:g}-second"
+
+
 def _differences(variant: dict[str, Any]) -> str:
     parts = []
     if variant["appear"]:
@@ -50,8 +57,7 @@ def render(report: dict[str, Any], out: TextIO) -> None:
             out.write(f"  verdict: {dag['verdict'].upper()}")
             if dag["repeated"]:
                 days = sum((_instant(high) - _instant(low)).days for low, high in dag["repeated"])
-                period = datetime.timedelta(seconds=dag["period_seconds"] or 0)
-                out.write(f" ({days} of its days counted as copies of the {period} period before them)")
+                out.write(f" ({days} days counted as repeats of its {_period(dag['period_seconds'] or 0)} period)")
             out.write("\n")
         for variant in dag["variants"]:
             if variant["proposal"] is None:
