@@ -242,7 +242,9 @@ def compare_dag(
     boundaries = _boundaries(current, since, until, dates)
     planned = spans(since, until, period=found.period, boundaries=boundaries, around=around)
     found.spans = planned
-    before = _Airflow(timetable, current, dates)
+    # A timedelta with no start date counts from the first question: from `since`, for every span alike.
+    grid = since if current.kind == "delta" and start_date is None else start_date
+    before = _Airflow(timetable, current, {"start_date": grid, "end_date": end_date})
     first = before.runs(planned[0].low, planned[0].high)
     found.before = first or ()
     if not current.has_windows and reads_windows is not False:

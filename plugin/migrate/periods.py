@@ -109,7 +109,8 @@ def spans(
 ) -> list[Span]:
     """``(since, until]`` cut into spans, in order: stepped near each boundary, counted in whole periods between.
 
-    Without a period it is one span. The spans number at most three per boundary plus two.
+    Without a period it is one span; with one, at most three per boundary (offset change, start or end date)
+    plus four.
     """
     if period is None:
         return [Span(since, until)]

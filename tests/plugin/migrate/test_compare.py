@@ -226,3 +226,18 @@ def test_dst_days_are_compared_for_what_airflow_does_on_them(cron, zone, verdict
     assert found.verdict == verdict
     shown = found.variants[0].difference
     assert says in " ".join(str(t) for t in [*shown.first_appear, *shown.first_disappear])
+
+
+@pytest.mark.parametrize("delta", [datetime.timedelta(minutes=30), datetime.timedelta(days=2)])
+def test_a_timedelta_with_no_start_date_counts_from_the_range_start_in_every_span(delta):
+    """Airflow's grid starts at the first question; each span stepped or counted must keep that one grid."""
+    timetable = _airflow_timetable("delta", delta, "UTC")
+    since, until = SINCE, SINCE + YEAR
+    common = {"end_date": None, "catchup": False, "reads_windows": True, "since": since, "until": until}
+    found = compare_dag("no_start", timetable, read_current(timetable), start_date=None, **common)
+    assert found.repeated  # the year is counted in periods, not stepped whole
+    exact = found.variants[0]
+    tessera = exact.call.build().bind(dag_id="no_start", catchup=True, end_date=None)
+    before = step(timetable, start_date=since, since=since, until=until, cap=STEPPED_MOST)
+    after = step(tessera, start_date=since - YEAR, since=since, until=until, cap=STEPPED_MOST)
+    assert exact.difference == difference(_runs(before), _runs(after)), exact.call.source()
