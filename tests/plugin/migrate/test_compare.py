@@ -241,3 +241,28 @@ def test_a_timedelta_with_no_start_date_counts_from_the_range_start_in_every_spa
     before = step(timetable, start_date=since, since=since, until=until, cap=STEPPED_MOST)
     after = step(tessera, start_date=since - YEAR, since=since, until=until, cap=STEPPED_MOST)
     assert exact.difference == difference(_runs(before), _runs(after)), exact.call.source()
+
+
+def test_a_stretch_that_does_not_repeat_its_period_is_stepped_run_by_run_instead(monkeypatch):
+    """The check :mod:`.periods` relies on: given a wrong period (36 h for a daily cron), no copy is counted."""
+    import tessera.plugin.migrate.compare as compare
+
+    monkeypatch.setattr(compare, "period_of", lambda current: datetime.timedelta(hours=36))
+    timetable = _airflow_timetable("trigger", "0 6 * * *", "Europe/Amsterdam")
+    found = compare_dag(
+        "wrong_period",
+        timetable,
+        read_current(timetable),
+        start_date=START,
+        end_date=None,
+        catchup=False,
+        reads_windows=True,
+        since=SINCE,
+        until=UNTIL,
+    )
+    assert found.repeated and any("are not the period before them shifted" in note for note in found.notes)
+    exact = found.variants[0]
+    tessera = exact.call.build().bind(dag_id="wrong_period", catchup=True, end_date=None)
+    before = step(timetable, start_date=START, since=SINCE, until=UNTIL)
+    after = step(tessera, start_date=START, since=SINCE, until=UNTIL)
+    assert exact.difference == difference(_runs(before), _runs(after))
