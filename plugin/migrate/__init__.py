@@ -3,7 +3,8 @@
 For every DAG of a folder (or, through the REST API, every stored DAG the caller may read) the
 current schedule (:mod:`.current`) is stepped with Airflow's own ``next_dagrun_info`` and each
 proposed tessera schedule (:mod:`.proposals`) with tessera's public plan, over a year and every
-clock change of the zone (:mod:`.compare`); the runs that appear, disappear or move and the
+clock change of the zone (:mod:`.compare`, whose schedules that repeat are counted by
+:mod:`.periods`); the runs that appear, disappear or move and the
 windows that change (:mod:`.runs`) give each DAG its verdict. The folder's report
 (:mod:`.report`, shaped by :mod:`.models`, printed by :mod:`.render`) adds the start-time
 histogram before and after, and the patch (:mod:`.patch`) that writes the proposals in.
@@ -11,7 +12,7 @@ histogram before and after, and the patch (:mod:`.patch`) that writes the propos
 
 from __future__ import annotations
 
-from .compare import DIFFERENT, IDENTICAL, RUN_CAP, WINDOWS, compare_dag
+from .compare import DIFFERENT, IDENTICAL, NOT_CONFIRMED, RUN_BUDGET, WINDOWS, compare_dag
 from .models import MigrateReport
 from .proposals import VARIANTS
 from .report import MAX_FILES, MAX_RANGE, migrate_folder
@@ -21,7 +22,8 @@ __all__ = [
     "IDENTICAL",
     "MAX_FILES",
     "MAX_RANGE",
-    "RUN_CAP",
+    "NOT_CONFIRMED",
+    "RUN_BUDGET",
     "VARIANTS",
     "WINDOWS",
     "MigrateReport",

@@ -25,7 +25,9 @@ class VariantReport(BaseModel):
     name: str = Field(description="`exact`, `spread`, `wall-clock` or `cronjob`.")
     proposal: str | None = Field(description="The tessera schedule, as the patch writes it; null: not offered.")
     note: str = Field(description="Why it is not offered, or the error the proposal raised.")
-    verdict: str = Field(description="`identical`, `same runs, different windows` or `different runs`.")
+    verdict: str = Field(
+        description="`identical`, `same runs, different windows`, `different runs` or `not confirmed: ...`."
+    )
     compared: int = Field(description="Runs compared (occurrences on either side).")
     appear: int
     disappear: int
@@ -46,8 +48,14 @@ class DagMigration(BaseModel):
     reads_windows: bool | None = Field(
         description="The file mentions data_interval_*, logical_date or ds; null: unknown."
     )
-    ranges: list[tuple[datetime.datetime, datetime.datetime]] = Field(description="The ranges compared.")
-    truncated: bool = Field(description="Too dense for the whole year: its first runs and each clock change's days.")
+    ranges: list[tuple[datetime.datetime, datetime.datetime]] = Field(description="The spans stepped run by run.")
+    repeated: list[tuple[datetime.datetime, datetime.datetime]] = Field(
+        description="The stretches counted as whole periods, each a copy of the one before (its schedule repeats)."
+    )
+    period_seconds: float | None = Field(description="The period the schedule repeats with; null: stepped whole.")
+    truncated: bool = Field(
+        description="A side needed more runs than the comparison steps: its verdicts say `not confirmed`."
+    )
     notes: list[str]
     variants: list[VariantReport]
 
@@ -120,6 +128,8 @@ def dag_migration(comparison: DagComparison, file: str | None) -> DagMigration:
         verdict=comparison.verdict,
         reads_windows=comparison.reads_windows,
         ranges=comparison.ranges,
+        repeated=comparison.repeated,
+        period_seconds=None if comparison.period is None else comparison.period.total_seconds(),
         truncated=comparison.truncated,
         notes=comparison.notes,
         variants=[variant_report(v) for v in comparison.variants],

@@ -11,6 +11,17 @@ def _at(moment: str | datetime.datetime) -> str:
     return text[:19].replace("T", " ") + "Z"
 
 
+def _instant(moment: str | datetime.datetime) -> datetime.datetime:
+    return moment if isinstance(moment, datetime.datetime) else datetime.datetime.fromisoformat(moment)
+
+
+def _period(seconds: float) -> str:
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            return f"{int(seconds // size)}-{unit}"
+    return f"{seconds:g}-second"
+
+
 def _differences(variant: dict[str, Any]) -> str:
     parts = []
     if variant["appear"]:
@@ -44,10 +55,9 @@ def render(report: dict[str, Any], out: TextIO) -> None:
         verdicts[dag["verdict"] or "no proposal"] = verdicts.get(dag["verdict"] or "no proposal", 0) + 1
         if dag["verdict"]:
             out.write(f"  verdict: {dag['verdict'].upper()}")
-            if dag["truncated"]:
-                changes = len(dag["ranges"]) - 1
-                around = f"the days around its zone's {changes} clock changes" if changes else "no clock change"
-                out.write(f" (dense: compared its first runs, and {around})")
+            if dag["repeated"]:
+                days = sum((_instant(high) - _instant(low)).days for low, high in dag["repeated"])
+                out.write(f" ({days} days counted as repeats of its {_period(dag['period_seconds'] or 0)} period)")
             out.write("\n")
         for variant in dag["variants"]:
             if variant["proposal"] is None:

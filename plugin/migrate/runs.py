@@ -30,6 +30,7 @@ class Stepped:
 
     runs: tuple[Run, ...]
     truncated: bool
+    """The run budget ran out before the range's end: the runs after the last one are unknown."""
     error: str | None = None
     """What the timetable raised when asked for the run after the last one (the scheduler stops there too)."""
 
@@ -60,6 +61,31 @@ class Difference:
         for name in ("first_appear", "first_disappear", "first_move", "first_window"):
             mine = getattr(self, name)
             mine += getattr(other, name)[: SHOWN - len(mine)]
+
+    def add_copies(self, other: Difference, period: datetime.timedelta, copies: int) -> None:
+        """Fold in ``copies`` repeats of ``other``, the k-th shifted by k periods (see :mod:`.periods`)."""
+        for k in range(1, min(copies, SHOWN) + 1):  # the instants quoted fill within SHOWN copies
+            by = k * period
+            self.add(
+                Difference(
+                    first_appear=[at + by for at in other.first_appear],
+                    first_disappear=[at + by for at in other.first_disappear],
+                    first_move=[(old + by, new + by) for old, new in other.first_move],
+                    first_window=[(shifted(old, by), shifted(new, by)) for old, new in other.first_window],
+                )
+            )
+        self.compared += other.compared * copies
+        for name in ("appear", "disappear", "move", "window"):
+            setattr(self, name, getattr(self, name) + getattr(other, name) * copies)
+
+
+def shifted(run: Run, by: datetime.timedelta) -> Run:
+    return Run(run.occurrence + by, run.run_after + by, run.window_start + by, run.window_end + by)
+
+
+def repeats(earlier: tuple[Run, ...], later: tuple[Run, ...], period: datetime.timedelta) -> bool:
+    """Whether ``later`` is ``earlier`` shifted by ``period``, run for run (the check :mod:`.periods` relies on)."""
+    return len(earlier) == len(later) and all(shifted(a, period) == b for a, b in zip(earlier, later))
 
 
 def difference(before: tuple[Run, ...], after: tuple[Run, ...]) -> Difference:

@@ -1,8 +1,8 @@
 """``GET /api/v1/migrate``: what moving the caller's readable DAGs to tessera changes, run by run.
 
 The report of ``tessera migrate`` (:mod:`tessera.plugin.migrate`) for the DAGs the deployment
-stored, a page of them at a time: each DAG's runs over the range are stepped on both sides up
-to :data:`~tessera.plugin.migrate.RUN_CAP` per range, so one page costs at most ``limit`` DAGs'
+stored, a page of them at a time: each side of a DAG steps at most
+:data:`~tessera.plugin.migrate.RUN_BUDGET` runs over the range, so one page costs at most ``limit`` DAGs'
 comparisons, and the work stops at the next DAG when the caller leaves.
 """
 

@@ -1,9 +1,11 @@
 """The comparison against the tests' own stepping: random crons, intervals and zones, around their clock changes.
 
 For each schedule the report's difference (Airflow's runs from its anchor, tessera's from its
-public plan) must equal the difference of both timetables stepped by the scheduler's own
-question, ``next_dagrun_info``, from the DAG's start date; and "identical" must mean the two
-step through the same run times.
+public plan, the stretches of a schedule that repeats counted as copies of one period) must equal
+the difference of both timetables stepped run by run by the scheduler's own question,
+``next_dagrun_info``, from the DAG's start date: the counts and the instants quoted; and
+"identical" must mean the two step through the same run times. Over seven weeks around the
+spring changes, and over whole years (dense crons too: every minute, every five, in DST zones).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tessera.plugin.migrate import IDENTICAL, compare_dag
+from tessera.plugin.migrate import IDENTICAL, NOT_CONFIRMED, RUN_BUDGET, compare_dag
 from tessera.plugin.migrate.current import core_timetable, read_current
 from tessera.plugin.migrate.runs import Run, difference
 
@@ -33,9 +35,29 @@ crons = st.builds(lambda m, h, d: f"{m} {h} * * {d}", minutes, hours, weekdays)
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)
 """A failing schedule is shown as drawn: shrinking one steps two timetables through weeks per try (minutes)."""
 deltas = st.sampled_from([datetime.timedelta(hours=h) for h in (1, 2, 3, 6, 8, 12, 24, 48, 168)])
+STEPPED_MOST = 600_000
+"""The brute force's own bound: a minutely cron's year, and the weeks from the start date before it."""
+YEAR = datetime.timedelta(days=365)
+days_into_2026 = st.integers(0, 330).map(
+    lambda days: datetime.datetime(2026, 1, 1, tzinfo=UTC) + datetime.timedelta(days)
+)
+DST_ZONES = ["Europe/Amsterdam", "America/New_York", "Australia/Sydney", "Australia/Lord_Howe", "America/Sao_Paulo"]
+hourly_at_most = st.builds(
+    lambda m, h, d: f"{m} {h} * * {d}",
+    st.one_of(st.integers(0, 59).map(str), st.sampled_from(["0,30", "15,45"])),
+    hours,
+    weekdays,
+)
+"""Crons of at most two runs an hour, so stepping their year run by run takes seconds."""
+every_few_minutes = st.builds(
+    lambda m, h, d: f"{m} {h} * * {d}",
+    st.sampled_from(["*/5", "*/10", "2-59/5", "*/15"]),
+    st.sampled_from(["*", "*", "1-3", "9-17", "*/2"]),
+    weekdays,
+)
 
 
-def _airflow_timetable(kind: str, value: object, zone: str) -> object:
+def _airflow_timetable(kind: str, value: object, zone: str, start: datetime.datetime = START) -> object:
     from airflow.sdk import DAG
     from airflow.timetables.interval import CronDataIntervalTimetable, DeltaDataIntervalTimetable
     from airflow.timetables.trigger import CronTriggerTimetable
@@ -47,7 +69,7 @@ def _airflow_timetable(kind: str, value: object, zone: str) -> object:
         "delta": lambda: value,
         "delta intervals": lambda: DeltaDataIntervalTimetable(value),
     }[kind]()
-    return core_timetable(DAG("property", schedule=made, start_date=START).timetable)
+    return core_timetable(DAG("property", schedule=made, start_date=start).timetable)
 
 
 def _runs(stepped: list) -> tuple[Run, ...]:
@@ -55,39 +77,43 @@ def _runs(stepped: list) -> tuple[Run, ...]:
     return tuple(Run(at, at, start, end) for at, start, end in stepped)
 
 
-def _check(kind: str, value: object, zone: str) -> None:
-    timetable = _airflow_timetable(kind, value, zone)
+def _check(
+    kind: str,
+    value: object,
+    zone: str,
+    *,
+    start: datetime.datetime = START,
+    since: datetime.datetime = SINCE,
+    until: datetime.datetime = UNTIL,
+) -> None:
+    """The report's difference of the exact variant is the brute-force one, stepped run by run through the range."""
+    timetable = _airflow_timetable(kind, value, zone, start)
     current = read_current(timetable)
     found = compare_dag(
         "property",
         timetable,
         current,
-        start_date=START,
+        start_date=start,
         end_date=None,
         catchup=False,
         reads_windows=True,
-        since=SINCE,
-        until=UNTIL,
+        since=since,
+        until=until,
     )
     exact = found.variants[0]
     if exact.call is None:  # a cron tessera refuses is reported, not compared
         assert "is refused" in exact.note
         return
+    assert exact.verdict != NOT_CONFIRMED, (kind, value, zone, found.notes)
     tessera = exact.call.build().bind(dag_id="property", catchup=True, end_date=None)
-    before = step(timetable, start_date=START, since=SINCE, until=UNTIL)
-    after = step(tessera, start_date=START, since=SINCE, until=UNTIL)
-    if found.truncated:  # a dense schedule: compare what the report compared, range by range
-        return
+    before = step(timetable, start_date=start, since=since, until=until, cap=STEPPED_MOST)
+    after = step(tessera, start_date=start, since=since, until=until, cap=STEPPED_MOST)
     expected = difference(_runs(before), _runs(after))
     reported = exact.difference
-    assert (reported.appear, reported.disappear, reported.move, reported.window) == (
-        expected.appear,
-        expected.disappear,
-        expected.move,
-        expected.window,
-    ), (kind, value, zone, exact.call.source())
+    shown = (kind, value, zone, exact.call.source(), found.repeated)
+    assert reported == expected, shown
     if exact.verdict == IDENTICAL:
-        assert [r[0] for r in before] == [r[0] for r in after], (kind, value, zone)
+        assert [r[0] for r in before] == [r[0] for r in after], shown
 
 
 @settings(max_examples=40, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
@@ -122,6 +148,58 @@ def test_the_reported_difference_of_a_timedelta_is_what_both_timetables_step_thr
     _check(kind, delta, "UTC")
 
 
+@settings(max_examples=6, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(["cron string", "trigger", "intervals"]),
+    cron=hourly_at_most,
+    zone=st.sampled_from(ZONES),
+    since=days_into_2026,
+)
+def test_a_year_counted_by_its_periods_is_the_year_stepped_run_by_run(kind, cron, zone, since):
+    _check(kind, cron, zone, start=since - datetime.timedelta(days=3), since=since, until=since + YEAR)
+
+
+@settings(max_examples=2, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["trigger", "intervals"]), cron=every_few_minutes, zone=st.sampled_from(DST_ZONES))
+def test_a_dense_cron_in_a_dst_zone_over_a_year_is_its_year_stepped_run_by_run(kind, cron, zone):
+    since = datetime.datetime(2026, 1, 5, 12, tzinfo=UTC)
+    _check(kind, cron, zone, start=since - datetime.timedelta(days=1), since=since, until=since + YEAR)
+
+
+def test_a_minutely_cron_across_both_of_amsterdams_changes_is_its_year_stepped_run_by_run():
+    since = datetime.datetime(2026, 1, 5, 12, tzinfo=UTC)
+    _check("trigger", "* * * * *", "Europe/Amsterdam", start=since, since=since, until=since + YEAR)
+
+
+@settings(max_examples=6, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(["delta", "delta intervals"]),
+    delta=st.sampled_from([datetime.timedelta(minutes=m) for m in (30, 61, 90, 420, 1440, 2880)]),
+    since=days_into_2026,
+)
+def test_a_timedelta_over_a_year_is_its_year_stepped_run_by_run(kind, delta, since):
+    _check(kind, delta, "UTC", start=since - datetime.timedelta(days=2, minutes=7), since=since, until=since + YEAR)
+
+
+def test_a_schedule_with_no_period_and_more_runs_than_the_budget_is_not_confirmed():
+    """Every minute of the first twenty days of each month: no daily or weekly period, 28,800 runs a month."""
+    timetable = _airflow_timetable("trigger", "* * 1-20 * *", "Europe/Amsterdam")
+    found = compare_dag(
+        "dense",
+        timetable,
+        read_current(timetable),
+        start_date=START,
+        end_date=None,
+        catchup=False,
+        reads_windows=False,
+        since=SINCE,
+        until=SINCE + YEAR,
+    )
+    assert found.truncated and found.period is None
+    assert {v.verdict for v in found.variants if v.call is not None} == {NOT_CONFIRMED}
+    assert any(f"more than {RUN_BUDGET:,} runs" in note for note in found.notes), found.notes
+
+
 @pytest.mark.parametrize(
     ("cron", "zone", "verdict", "says"),
     [
@@ -148,3 +226,43 @@ def test_dst_days_are_compared_for_what_airflow_does_on_them(cron, zone, verdict
     assert found.verdict == verdict
     shown = found.variants[0].difference
     assert says in " ".join(str(t) for t in [*shown.first_appear, *shown.first_disappear])
+
+
+@pytest.mark.parametrize("delta", [datetime.timedelta(minutes=30), datetime.timedelta(days=2)])
+def test_a_timedelta_with_no_start_date_counts_from_the_range_start_in_every_span(delta):
+    """Airflow's grid starts at the first question; each span stepped or counted must keep that one grid."""
+    timetable = _airflow_timetable("delta", delta, "UTC")
+    since, until = SINCE, SINCE + YEAR
+    common = {"end_date": None, "catchup": False, "reads_windows": True, "since": since, "until": until}
+    found = compare_dag("no_start", timetable, read_current(timetable), start_date=None, **common)
+    assert found.repeated  # the year is counted in periods, not stepped whole
+    exact = found.variants[0]
+    tessera = exact.call.build().bind(dag_id="no_start", catchup=True, end_date=None)
+    before = step(timetable, start_date=since, since=since, until=until, cap=STEPPED_MOST)
+    after = step(tessera, start_date=since - YEAR, since=since, until=until, cap=STEPPED_MOST)
+    assert exact.difference == difference(_runs(before), _runs(after)), exact.call.source()
+
+
+def test_a_stretch_that_does_not_repeat_its_period_is_stepped_run_by_run_instead(monkeypatch):
+    """The check :mod:`.periods` relies on: given a wrong period (36 h for a daily cron), no copy is counted."""
+    import tessera.plugin.migrate.compare as compare
+
+    monkeypatch.setattr(compare, "period_of", lambda current: datetime.timedelta(hours=36))
+    timetable = _airflow_timetable("trigger", "0 6 * * *", "Europe/Amsterdam")
+    found = compare_dag(
+        "wrong_period",
+        timetable,
+        read_current(timetable),
+        start_date=START,
+        end_date=None,
+        catchup=False,
+        reads_windows=True,
+        since=SINCE,
+        until=UNTIL,
+    )
+    assert found.repeated and any("are not the period before them shifted" in note for note in found.notes)
+    exact = found.variants[0]
+    tessera = exact.call.build().bind(dag_id="wrong_period", catchup=True, end_date=None)
+    before = step(timetable, start_date=START, since=SINCE, until=UNTIL)
+    after = step(tessera, start_date=START, since=SINCE, until=UNTIL)
+    assert exact.difference == difference(_runs(before), _runs(after))

@@ -4,6 +4,9 @@
   ``airflow_runs`` asks ``next_dagrun_info``, and no module imports a cron or recurrence library
   (croniter, dateutil's rrule, pendulum's stepping) that would make it a reimplementation.
 * The "after" side is tessera's public plan: only :mod:`.compare` asks ``upcoming``.
+* Every run stepped is charged to the DAG's run budget (:data:`~tessera.plugin.migrate.RUN_BUDGET`):
+  Airflow's side is stepped only by ``_Airflow.runs`` and tessera's only inside ``_walk``, the two
+  places that count what they step against it.
 """
 
 from __future__ import annotations
@@ -23,13 +26,24 @@ NO_REIMPLEMENTATION = ("croniter", "dateutil.rrule", "cron_descriptor")
 
 
 def _calls(path: Path, attribute: str) -> list[str]:
-    """``module:function`` of each function in ``path`` that calls ``.attribute(...)``."""
+    """``module:function`` of each function in ``path`` that calls ``.attribute(...)`` or ``attribute(...)``.
+
+    The innermost function names the caller (a helper nested in ``_walk`` is ``_walk.compared``).
+    """
     found = []
-    for function in ast.walk(ast.parse(path.read_text())):
-        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for node in ast.walk(function):
-                if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == attribute:
-                    found.append(f"{path.stem}:{function.name}")
+
+    def visit(node: ast.AST, where: str) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            where = f"{where}.{node.name}" if where else node.name
+        if isinstance(node, ast.Call) and attribute in (
+            getattr(node.func, "attr", None),
+            getattr(node.func, "id", None),
+        ):
+            found.append(f"{path.stem}:{where or '<module>'}")
+        for child in ast.iter_child_nodes(node):
+            visit(child, where)
+
+    visit(ast.parse(path.read_text()), "")
     return sorted(set(found))
 
 
@@ -38,6 +52,12 @@ def test_airflow_runs_is_the_one_caller_of_next_dagrun_info_and_the_plan_is_read
     assert [c for m in modules for c in _calls(m, "next_dagrun_info")] == ["current:airflow_runs"]
     assert [c for m in modules for c in _calls(m, "next_dagrun_info_v2")] == []
     assert [c for m in modules for c in _calls(m, "upcoming")] == ["compare:_tessera_runs"]
+
+
+def test_every_run_stepped_is_charged_to_the_run_budget():
+    modules = sorted(PACKAGE.glob("*.py"))
+    assert [c for m in modules for c in _calls(m, "airflow_runs")] == ["compare:runs"]
+    assert [c for m in modules for c in _calls(m, "_tessera_runs")] == ["compare:_walk.compared"]
 
 
 def test_no_module_of_the_migration_imports_a_cron_or_recurrence_library():
