@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -117,31 +118,34 @@ def _plant(now: datetime.datetime) -> None:
             session.execute(insert(TaskInstance), tasks)
 
 
-NOW = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=1)
-"""The instant both paths are judged at (a minute ahead: the users' tokens, made before, are valid then)."""
+@dataclass(frozen=True)
+class Frozen:
+    api: Api
+    now: datetime.datetime
+    """The instant both paths are judged at: a minute after the users' tokens were made (valid then)."""
 
 
 @pytest.fixture(scope="module")
-def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+def frozen(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Frozen]:
     folder = tmp_path_factory.mktemp("tessera-verdicts")
     store_dags(folder, FILE, IDS)
-    _plant(NOW)
+    _plant(datetime.datetime.now(datetime.timezone.utc))
     rewrite_serialized(UNDECODABLE, _seven_minutes)
     try:
         with airflow_api(folder) as api:
-            yield api
+            yield Frozen(api, datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=1))
     finally:
         forget_dags("vrd_")
 
 
-def _page(api: Api, query: str = "") -> dict[str, Any]:
-    with time_machine.travel(NOW, tick=False):
-        answer = api.call("GET", f"{PAGE}&{query}", user="viewer")
+def _page(frozen: Frozen, query: str = "") -> dict[str, Any]:
+    with time_machine.travel(frozen.now, tick=False):
+        answer = frozen.api.call("GET", f"{PAGE}&{query}", user="viewer")
     assert answer.status_code == 200, answer.text
     return answer.json()
 
 
-def test_each_dags_light_verdict_is_the_one_its_whole_status_holds(api: Api) -> None:
+def test_each_dags_light_verdict_is_the_one_its_whole_status_holds(frozen: Frozen) -> None:
     from airflow.utils.session import create_session
 
     from tessera.plugin.fleet.runs import run_histories
@@ -149,8 +153,8 @@ def test_each_dags_light_verdict_is_the_one_its_whole_status_holds(api: Api) -> 
     from tessera.plugin.fleet.status import Verdict, grouped_reads, status_parts, verdict
     from tessera.plugin.scoped_reads import Scope, outcomes_and_queued
 
-    scope = Scope.of(IDS)
-    with create_session() as session, time_machine.travel(NOW, tick=False):
+    scope, now = Scope.of(IDS), frozen.now
+    with create_session() as session, time_machine.travel(now, tick=False):
         items = scheduled_dags(session, readable=None, dag_ids=IDS)
         histories = run_histories(session, scope, IDS)
         reads = grouped_reads(items, session, scope)
@@ -166,9 +170,9 @@ def test_each_dags_light_verdict_is_the_one_its_whole_status_holds(api: Api) -> 
                 reads.cursors,
                 last_outcome=None if pick is None else pick.outcome,
                 unstarted=pick if pick is not None and pick.run_id is not None else None,
-                now=NOW,
+                now=now,
             )
-            assert light == Verdict.of(status_parts(item, [], histories[item.dag_id], reads, now=NOW)), item.dag_id
+            assert light == Verdict.of(status_parts(item, [], histories[item.dag_id], reads, now=now)), item.dag_id
             judged[item.dag_id] = light
     # The premise: the fleet holds every case the verdict reads.
     assert set(judged) == set(IDS) - {UNDECODABLE}
@@ -189,19 +193,19 @@ JUDGED = {
 }
 
 
-def test_the_light_path_lists_and_counts_what_the_whole_path_does(api: Api) -> None:
-    whole = _page(api)  # one page holds every matching row: the whole statuses, read at once
+def test_the_light_path_lists_and_counts_what_the_whole_path_does(frozen: Frozen) -> None:
+    whole = _page(frozen)  # one page holds every matching row: the whole statuses, read at once
     rows = {row["dag_id"]: row for row in whole["dags"]}
     assert set(rows) == set(IDS) and rows[UNDECODABLE]["error"]
-    some = _page(api, "limit=3")  # the verdicts of all, the whole status of three
+    some = _page(frozen, "limit=3")  # the verdicts of all, the whole status of three
     assert some["counts"] == whole["counts"] and some["total"] == whole["total"] == FLEET
     assert some["dags"] == whole["dags"][:3]
     for name, judge in JUDGED.items():
         expected = [row for row in whole["dags"] if judge(row)]
         assert expected, f"the fleet has a DAG that is {name}"
-        found = _page(api, f"filter={name}")
+        found = _page(frozen, f"filter={name}")
         assert found["dags"] == expected, name  # each row the whole path's, field for field
         assert found["counts"] == {other: sum(1 for row in expected if j(row)) for other, j in JUDGED.items()}
-    by_lateness = _page(api, "sort=lateness")
-    shorter = _page(api, f"sort=lateness&limit={FLEET - 1}")
+    by_lateness = _page(frozen, "sort=lateness")
+    shorter = _page(frozen, f"sort=lateness&limit={FLEET - 1}")
     assert shorter["dags"] == by_lateness["dags"][: FLEET - 1] and shorter["counts"] == by_lateness["counts"]
