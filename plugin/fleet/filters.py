@@ -9,9 +9,11 @@ Two kinds of condition:
 * what the DAG row says (its id, its tags, whether it is paused) is applied in SQL, so a search
   reads only the DAGs it finds (:func:`PageQuery.rows_where`);
 * what is computed from the plan and the runs (late, not ready, failed last, paused, excluded
-  today, owing windows) is judged on each row of the whole matching fleet, in memory, after the
-  same grouped reads as an unfiltered page: the number of SQL statements does not depend on the
-  fleet, nor on the filters chosen (:func:`listed`).
+  today, owing windows) is judged on each row of the whole matching fleet, in memory: its
+  verdict (:func:`~.status.verdict`, from one light grouped read of every matching DAG's runs),
+  the status fields the whole status would give it; the whole status is read for the listed rows
+  only. The number of SQL statements does not depend on the fleet, nor on the filters chosen
+  (:func:`listed`).
 
 The counts of the answer are the whole matching fleet's, never a page's.
 """

@@ -12,6 +12,7 @@ from a little before now) and the next window after it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -21,9 +22,10 @@ import msgspec
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import SQLAlchemyError
 
+from .._airflow import utcnow
 from ..api.inputs import PAGE_ROWS
 from ..cancellation import each
-from ..scoped_reads import Scope
+from ..scoped_reads import Scope, outcomes_and_queued
 from .broken import broken_dags
 from .broken_rows import broken_page_rows, page_update
 from .contradictions import all_contradictions
@@ -46,10 +48,19 @@ from .models import (
 from .outcomes import RunOutcome
 from .pause_notes import add_pause_notes
 from .plans import lane_start, next_and_lane, plain_instant
-from .row_errors import plan_row, status_row
+from .row_errors import UNKNOWN_LATENESS, plan_row, status_row, unavailable
 from .runs import RunHistory, run_histories
 from .schedules import ScheduledDag, duration_text, scheduled_dags, shown_ids
-from .status import GroupedReads, StatusParts, grouped_reads, owed_windows, status_parts
+from .status import (
+    GroupedReads,
+    StatusParts,
+    Verdict,
+    grouped_reads,
+    owed_windows,
+    parent_fires,
+    status_parts,
+    verdict,
+)
 from .triggers import describe
 
 if TYPE_CHECKING:
@@ -212,37 +223,38 @@ def _broken_row(plan: DagPlan, status: DagStatus) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class _Judged:
-    """A live DAG's status, judged for the filters and counts; its row is built only if it is listed."""
+    """A live DAG's verdict, judged for the filters and counts; its row is built only if it is listed."""
 
     item: ScheduledDag
-    parts: StatusParts
-    last: Any
-
-
-def _judged(
-    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
-) -> _Judged | None:
-    """The DAG's status, or None when it cannot be computed (its row is then the error row)."""
-    if item.error is not None:
-        return None
-    try:
-        return _Judged(item, status_parts(item, contradictions, history, reads), history.last_run)
-    except SQLAlchemyError:
-        raise
-    except Exception:
-        return None  # answered as the plan and the status answer it: with the error, which they log
+    verdict: Verdict
+    at: datetime.datetime
+    """The instant it was judged at (as the status judges each DAG at its own): its whole status is judged there too."""
+    parts: StatusParts | None = None
+    """Its whole status, when it was computed with the verdict (every row is listed: see :func:`page_data`)."""
 
 
 def _facts(judged: _Judged) -> dict[str, Any]:
     """What the filters, the counts and the sorts read of a row (the row itself is built once listed)."""
-    parts = judged.parts
+    found = judged.verdict
     return {
         "dag_id": judged.item.dag_id,
         "is_paused": bool(judged.item.model.is_paused),
-        "last_outcome": parts.outcome.last_outcome,
-        "conditions": parts.outcome.conditions,
-        "lateness": parts.lateness,
+        "last_outcome": found.last_outcome,
+        "conditions": found.conditions,
+        "lateness": found.lateness,
         "next": None,
+    }
+
+
+def _error_facts(plan: DagPlan, last_outcome: str | None) -> dict[str, Any]:
+    """What the filters read of an error row (:func:`_broken_row`), before its runs are read: the same fields."""
+    return {
+        "dag_id": plan.dag_id,
+        "is_paused": plan.is_paused,
+        "last_outcome": last_outcome,  # what the error row's status reads of its runs (no plan, no functions)
+        "conditions": unavailable(plan.error or "the status could not be computed"),
+        "lateness": UNKNOWN_LATENESS,
+        "next": plan.occurrences[0] if plan.occurrences else None,
     }
 
 
@@ -253,16 +265,22 @@ def _error_row(
     reads: GroupedReads,
     *,
     now: datetime.datetime,
+    plan: DagPlan | None = None,
 ) -> dict[str, Any]:
     """The row of a DAG whose plan or status cannot be computed, as the plan and the status answer it."""
-    until = lane_start(now) + LANE_AHEAD
-    plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
+    if plan is None:
+        until = lane_start(now) + LANE_AHEAD
+        plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
     return _broken_row(plan, status_row(item, contradictions, history, reads))
 
 
 def _fleet_size(session: Session, readable: Collection[str], broken: Collection[str]) -> int:
     """Every readable tessera DAG, live or broken, whatever the search: one count."""
     return len(set(shown_ids(session, readable=readable)).union(broken))
+
+
+IN_SQL = frozenset({"paused"})
+"""The filters applied to the DAG rows in SQL (:meth:`~.filters.PageQuery.rows_where`): they keep every row read."""
 
 
 def page_data(
@@ -279,13 +297,15 @@ def page_data(
 
     The rows are the readable tessera DAGs, live or broken, that ``query`` finds and keeps, in its
     order (:mod:`tessera.plugin.fleet.filters`); this answer holds ``limit`` of them from ``offset``,
-    and counts all of them. The status of every matching DAG is computed (what the filters and the
-    counts judge), the next run and lane of the listed ones only (of all when sorting by next run).
-    A fixed number of queries, whatever the fleet and the query. Each row is derived by the same
-    functions as the plan and the status (the next run and lane of :mod:`.plans`, the outcome,
-    lateness and stale parents of :func:`~.status.status_parts`), computing only what the page
-    shows. A DAG whose row cannot be computed is answered as the plan and status answer it: with
-    its error (:mod:`.row_errors`).
+    and counts all of them. Every matching DAG's :class:`~.status.Verdict` is judged (what the
+    filters and the counts read: late, not ready, failed last), from one light grouped read of the
+    runs; the whole status, next run and lane of the listed ones only (the next run of all when
+    sorting by it). When every matching row is listed anyway, the whole statuses are read at once
+    and the verdicts taken from them. A fixed number of queries, whatever the fleet and the query.
+    Each row is derived by the same functions as the plan and the status (the next run and lane of
+    :mod:`.plans`, the outcome, lateness and stale parents of :func:`~.status.status_parts`),
+    computing only what the page shows. A DAG whose row cannot be computed is answered as the plan
+    and status answer it: with its error (:mod:`.row_errors`).
     """
     scope = Scope.of(readable)
     contradictions, check = all_contradictions(session, user, readable)
@@ -297,17 +317,35 @@ def page_data(
         found_broken = sorted(tagged_ids(session, found_broken, query.tags))
     # readable=None: the ids were read with the caller's rights just above
     items = scheduled_dags(session, readable=None, dag_ids=live) if live else []
-    histories = run_histories(session, scope, [item.dag_id for item in items])
-    reads = grouped_reads(items, session, scope)
+    # Every row is listed (no filter judged in memory, one page holds them all): their whole statuses at once.
+    whole = offset == 0 and len(items) + len(found_broken) <= limit and query.filters <= IN_SQL
+    histories = run_histories(session, scope, [item.dag_id for item in items]) if whole else {}
+    reads = grouped_reads(items, session, scope, parents_of=None if whole else ())
     rows: dict[str, dict[str, Any]] = {}
     judged: dict[str, _Judged] = {}  # live rows: their facts in `rows` until listed
-    for item in each(items):  # stops when the caller leaves (the status of every matching DAG)
-        found = _judged(item, contradictions, histories[item.dag_id], reads)
-        if found is None:
-            rows[item.dag_id] = _error_row(item, contradictions, histories[item.dag_id], reads, now=now)
-        else:
-            judged[item.dag_id] = found
-            rows[item.dag_id] = _facts(found)
+    unjudged: dict[str, tuple[ScheduledDag, DagPlan]] = {}  # error rows whose runs are read once listed
+    if whole:
+        for item in each(items):  # stops when the caller leaves (the status of every matching DAG)
+            history, at = histories[item.dag_id], utcnow()
+            parts = _parts(item, contradictions, history, reads, now=at)
+            if parts is None:
+                rows[item.dag_id] = _error_row(item, contradictions, history, reads, now=now)
+            else:
+                judged[item.dag_id] = _Judged(item, Verdict.of(parts), at, parts)
+                rows[item.dag_id] = _facts(judged[item.dag_id])
+    else:
+        picks = {pick.dag_id: pick for pick in outcomes_and_queued(session, scope, [item.dag_id for item in items])}
+        for item in each(items):  # stops when the caller leaves (the verdict of every matching DAG)
+            pick, at = picks.get(item.dag_id), utcnow()
+            found = _verdict(item, contradictions, reads, pick, now=at)
+            if found is None:
+                until = lane_start(now) + LANE_AHEAD
+                plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
+                unjudged[item.dag_id] = (item, plan)
+                rows[item.dag_id] = _error_facts(plan, None if pick is None else pick.outcome)
+            else:
+                judged[item.dag_id] = _Judged(item, found, at)
+                rows[item.dag_id] = _facts(judged[item.dag_id])
     added = broken_page_rows(
         session, scope, broken, [dag_id for dag_id in found_broken if dag_id not in rows], after=now
     )
@@ -325,12 +363,20 @@ def page_data(
         "owed": dags_owing_windows(reads.owed, reads.drops) if "owed" in query.filters else set(),
     }
     page = listed(rows.values(), query, offset=offset, limit=limit, computed=computed)
+    if not whole:  # the whole statuses of the listed rows only: their runs and their parents' fires
+        shown = [row["dag_id"] for row in page.rows if row["dag_id"] in judged or row["dag_id"] in unjudged]
+        histories = run_histories(session, scope, shown)
+        listed_items = [judged[dag_id].item for dag_id in shown if dag_id in judged]
+        reads = dataclasses.replace(reads, completed=parent_fires(listed_items, session))
     listed_rows = []
     for row in each(page.rows):  # the listed rows, built whole: their next run and lane too
         dag_id = row["dag_id"]
-        if dag_id in judged:
-            found = judged[dag_id]
-            row = _full_row(found, contradictions, histories[dag_id], reads, now=now)
+        if dag_id in judged or dag_id in unjudged:
+            if dag_id in judged:
+                row = _full_row(judged[dag_id], contradictions, histories[dag_id], reads, now=now)
+            else:
+                item, plan = unjudged[dag_id]
+                row = _error_row(item, contradictions, histories[dag_id], reads, now=now, plan=plan)
             if dag_id in broken:
                 row.update(page_update(broken[dag_id]))
         listed_rows.append(row)
@@ -348,6 +394,46 @@ def page_data(
         "contradictions": contradictions,
         "plan_check": check,
     }
+
+
+def _parts(
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    reads: GroupedReads,
+    *,
+    now: datetime.datetime,
+) -> StatusParts | None:
+    """The DAG's whole status, or None when it cannot be computed (its row is then the error row)."""
+    if item.error is not None:
+        return None
+    try:
+        return status_parts(item, contradictions, history, reads, now=now)
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        return None  # answered as the plan and the status answer it: with the error, which they log
+
+
+def _verdict(
+    item: ScheduledDag, contradictions: list[Contradiction], reads: GroupedReads, pick: Any, *, now: datetime.datetime
+) -> Verdict | None:
+    """The DAG's verdict from its light pick (None: no runs), or None when it cannot be computed."""
+    if item.error is not None:
+        return None
+    try:
+        return verdict(
+            item,
+            contradictions,
+            reads.cursors,
+            last_outcome=None if pick is None else pick.outcome,
+            unstarted=pick if pick is not None and pick.run_id is not None else None,
+            now=now,
+        )
+    except SQLAlchemyError:
+        raise
+    except Exception:
+        return None  # its row is the error row, which logs the error when it is listed
 
 
 def _next_or_none(item: ScheduledDag, *, now: datetime.datetime) -> dict[str, Any] | None:
@@ -368,16 +454,19 @@ def _full_row(
     *,
     now: datetime.datetime,
 ) -> dict[str, Any]:
-    """A listed live DAG's row: its status as judged, its next run and lane; or its error row."""
+    """A listed live DAG's row: its whole status, its next run and lane; or its error row."""
     item = found.item
+    parts = found.parts if found.parts is not None else _parts(item, contradictions, history, reads, now=found.at)
+    if parts is None:
+        return _error_row(item, contradictions, history, reads, now=now)
     try:
         next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
     except SQLAlchemyError:
         raise
     except Exception:
         return _error_row(item, contradictions, history, reads, now=now)
-    row = _row(item, next_run, lane, found.parts, found.last, now=now)
+    row = _row(item, next_run, lane, parts, history.last_run, now=now)
     # What the fires it did not run left: the newest drop (its reason and record) and the windows owed.
-    row["latest_drop"] = found.parts.drop
+    row["latest_drop"] = parts.drop
     row["owed_windows"] = owed_windows(item, reads)
     return row

@@ -52,6 +52,26 @@ def plan_row(
     return row.model_copy(update={"error": error})
 
 
+UNKNOWN_LATENESS = Lateness(
+    state="unknown",
+    late=False,
+    occurrence=None,
+    late_after=None,
+    late_by_seconds=None,
+    reason="the plan could not be computed",
+    rule="",
+)
+"""The lateness of a DAG whose status cannot be computed: not judged, so never late."""
+
+
+def unavailable(error: str) -> list[ConditionModel]:
+    """The conditions of a DAG whose status cannot be computed: both False, saying why."""
+    return [
+        ConditionModel(type=kind, status="False", reason="PlanUnavailable", message=error)
+        for kind in ("SpecValid", "Ready")
+    ]
+
+
 def status_row(
     item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
 ) -> DagStatus:
@@ -65,24 +85,11 @@ def status_row(
         except Exception as raised:
             error = failure("computing the status", item.dag_id, raised)
     row = dag_status(_bare(item), contradictions, history, reads)
-    unknown = Lateness(
-        state="unknown",
-        late=False,
-        occurrence=None,
-        late_after=None,
-        late_by_seconds=None,
-        reason="the plan could not be computed",
-        rule="",
-    )
-    conditions = [
-        ConditionModel(type=kind, status="False", reason="PlanUnavailable", message=error)
-        for kind in ("SpecValid", "Ready")
-    ]
     return row.model_copy(
         update={
             "error": error,
-            "lateness": unknown,
-            "conditions": conditions,
+            "lateness": UNKNOWN_LATENESS,
+            "conditions": unavailable(error),
             "cursor_status": "not available: see the row's error",
         }
     )

@@ -181,15 +181,25 @@ NOTHING_READ = GroupedReads(completed={}, cursors={})
 """For DAGs without a stored version: no schedule, so no parents, and no cursor tasks."""
 
 
-def grouped_reads(items: Sequence[ScheduledDag], session: Session, scope: Scope) -> GroupedReads:
-    """The :class:`GroupedReads` of ``items``, read in the caller's ``scope``: a few grouped queries for any number."""
+def grouped_reads(
+    items: Sequence[ScheduledDag],
+    session: Session,
+    scope: Scope,
+    *,
+    parents_of: Iterable[ScheduledDag] | None = None,
+) -> GroupedReads:
+    """The :class:`GroupedReads` of ``items``, read in the caller's ``scope``: a few grouped queries for any number.
+
+    ``parents_of``: the DAGs whose AFTER parents' fires are read (default: ``items``; the page reads
+    them for the rows it lists only, see :func:`parent_fires`).
+    """
     cursor_tasks = {
         item.dag_id: item.stored.cursor_task_ids
         for item in items
         if item.stored is not None and item.stored.cursor_task_ids
     }
     return GroupedReads(
-        parent_fires(items, session),
+        parent_fires(items if parents_of is None else parents_of, session),
         cursor_function_statuses(cursor_tasks, session, scope),
         latest_drops([item.dag_id for item in items], session, scope),
         owed_counts(items, session, scope),
@@ -275,32 +285,88 @@ class StatusParts:
     stale_parents: list[StaleParentModel]
 
 
+def _cursors_of(item: ScheduledDag, statuses: CursorStatuses) -> tuple[list[CursorStatus], str]:
+    """The DAG's cursor functions' statuses (none without a stored version) and what they come to."""
+    if item.stored is None:
+        return [], NOT_A_CURSOR_FUNCTION
+    return statuses.get(item.dag_id, ([], NOT_A_CURSOR_FUNCTION))
+
+
+def unstarted_fire(history: RunHistory) -> Row | None:
+    """The DAG's newest fire when it has not started yet (queued): the run its lateness judges first."""
+    newest = history.fires[0] if history.fires else None
+    return newest if newest is not None and newest.start_date is None else None
+
+
+def lateness_of(item: ScheduledDag, unstarted: Any | None, now: datetime.datetime) -> Lateness:
+    """The DAG's lateness at ``now``: its stored next run, and its newest fire if not started (``unstarted``)."""
+    return assess_lateness(
+        wall_clock=item.cadence_kind == "wall_clock",
+        paused=bool(item.model.is_paused),
+        pending=item.next_stored,
+        queued=None if unstarted is None else item.schedule_of(unstarted),
+        now=now,
+    )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a list judges every DAG by (late, not ready, failed last): the fields of its status they read.
+
+    :func:`verdict` derives them from a light read of the runs (each DAG's newest outcome, its newest
+    fire if it has not started) with the same functions as :func:`status_parts`, so they are what
+    the full status says.
+    """
+
+    last_outcome: str | None
+    conditions: list[ConditionModel]
+    lateness: Lateness
+
+    @classmethod
+    def of(cls, parts: StatusParts) -> Verdict:
+        """The verdict a full status holds."""
+        return cls(parts.outcome.last_outcome, parts.outcome.conditions, parts.lateness)
+
+
+def verdict(
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    cursors: CursorStatuses,
+    *,
+    last_outcome: str | None,
+    unstarted: Any | None,
+    now: datetime.datetime,
+) -> Verdict:
+    """The DAG's :class:`Verdict`, as :func:`status_parts` judges it, from its newest finished run's state
+    (``last_outcome``), its newest fire if it has not started (``unstarted``: a row with the run's id and
+    window) and its cursor functions' statuses (``cursors``: of :func:`grouped_reads`)."""
+    mine, _ = _cursors_of(item, cursors)
+    if mine:
+        outcome = cursor_outcome(mine[0])
+        return Verdict(outcome.last_outcome, outcome.conditions, lateness_of(item, unstarted, now))
+    conditions = _conditions(item, contradictions, last_outcome)
+    return Verdict(last_outcome, conditions, lateness_of(item, unstarted, now))
+
+
 def status_parts(
-    item: ScheduledDag, contradictions: list[Contradiction], history: RunHistory, reads: GroupedReads
+    item: ScheduledDag,
+    contradictions: list[Contradiction],
+    history: RunHistory,
+    reads: GroupedReads,
+    *,
+    now: datetime.datetime | None = None,
 ) -> StatusParts:
     """The DAG's outcome, lateness and stale parents from its row, its runs, its parents' fires and its functions.
 
     The runs, the parents' fires and the cursor functions' statuses are read for many DAGs at
-    once (:func:`grouped_reads`), so deriving one row reads nothing.
+    once (:func:`grouped_reads`), so deriving one row reads nothing. ``now``: the instant judged
+    (default: the clock's), one for every row of a list.
     """
-    model = item.model
-    cursors, cursor_status = [], NOT_A_CURSOR_FUNCTION
-    if item.stored is not None:
-        cursors, cursor_status = reads.cursors.get(item.dag_id, (cursors, cursor_status))
+    cursors, cursor_status = _cursors_of(item, reads.cursors)
     drop = reads.drops.get(item.dag_id)
     outcome = cursor_outcome(cursors[0]) if cursors else runs_outcome(item, contradictions, history, drop)
-    queued = None
-    newest = history.fires[0] if history.fires else None
-    if newest is not None and newest.start_date is None:
-        queued = item.schedule_of(newest)
-    now = utcnow()
-    lateness = assess_lateness(
-        wall_clock=item.cadence_kind == "wall_clock",
-        paused=bool(model.is_paused),
-        pending=item.next_stored,
-        queued=queued,
-        now=now,
-    )
+    now = utcnow() if now is None else now
+    lateness = lateness_of(item, unstarted_fire(history), now)
     return StatusParts(outcome, drop, cursors, cursor_status, lateness, stale_parents_of(item, reads.completed, now))
 
 

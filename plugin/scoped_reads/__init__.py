@@ -43,7 +43,7 @@ from .audit import (
     skip_log,
 )
 from .import_errors import HIDDEN, ImportErrorRow, function_statuses, import_errors
-from .run_picks import run_picks, runs_by_pk
+from .run_picks import QUEUED_FIRE, outcomes_and_queued, run_picks, runs_by_pk
 from .runs import (
     REACH,
     RUNS_AROUND,
@@ -69,6 +69,7 @@ __all__ = [
     "HIDDEN",
     "ImportErrorRow",
     "PoolHolder",
+    "QUEUED_FIRE",
     "PoolOccupancy",
     "REACH",
     "RUNS_AROUND",
@@ -86,6 +87,7 @@ __all__ = [
     "notes_of",
     "owed_window_count",
     "oldest_audit_entry",
+    "outcomes_and_queued",
     "parse_problems",
     "parse_records",
     "pause_log",

@@ -9,7 +9,7 @@ from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
 from airflow.utils.state import DagRunState
 from airflow.utils.types import DagRunType
-from sqlalchemy import Row, Select, case, func, or_, select
+from sqlalchemy import CTE, Case, Row, Select, and_, case, func, or_, select
 
 from .scope import Scope
 
@@ -21,21 +21,15 @@ _STATES = tuple(state.value for state in DagRunState)
 """The states a run can end in (Airflow resets ``end_date`` when a run is queued or run again)."""
 
 
-def _picks(dag_ids: list[str]) -> Select:
-    """Per DAG: its newest run, newest fire and the fire before (their ids), its outcome's ends and failures.
+def _latest(dag_ids: list[str]) -> CTE:
+    """The one grouped pass over the runs of ``dag_ids``: per DAG, the newest instants the picks start from.
 
-    The ``dag_run`` table has no index on ``(dag_id, run_after)``, so ranking the runs of 1,000 DAGs
-    means sorting all of them (a second on PostgreSQL for 50,000 runs). Instead the query makes one
-    grouped pass over the runs (each DAG's latest ``run_after``, its newest scheduled run's logical
-    date, its latest ``end_date``, and the latest of a run that did not fail), then reads the few
-    rows those name: the fire before the last is found through Airflow's unique index on
-    ``(dag_id, logical_date)``, and the failures in a row are the failed runs that finished after
-    the newest one that did not fail (there are none in between, by definition), counted only for
-    the DAGs whose newest finished run failed.
+    Each DAG's latest ``run_after``, its newest scheduled run's logical date (``fire``), its latest
+    ``end_date``, the latest of a run that did not fail, and the latest end of each state.
     """
     scheduled = DagRun.run_type == DagRunType.SCHEDULED
     failed = DagRun.state == DagRunState.FAILED.value
-    latest = (
+    return (
         select(
             DagRun.dag_id.label("dag_id"),
             func.max(DagRun.run_after).label("newest"),
@@ -50,6 +44,26 @@ def _picks(dag_ids: list[str]) -> Select:
         .group_by(DagRun.dag_id)
         .cte("latest")
     )
+
+
+def _outcome(latest: CTE) -> Case[Any]:
+    """The newest finished run's state: the state whose newest end is the newest end (ties: the greatest)."""
+    ended = [(latest.c[f"end_{state}"] == latest.c.last_end, state) for state in sorted(_STATES, reverse=True)]
+    return case(*ended, else_=None)
+
+
+def _picks(dag_ids: list[str]) -> Select:
+    """Per DAG: its newest run, newest fire and the fire before (their ids), its outcome's ends and failures.
+
+    The ``dag_run`` table has no index on ``(dag_id, run_after)``, so ranking the runs of 1,000 DAGs
+    means sorting all of them (a second on PostgreSQL for 50,000 runs). Instead the query makes one
+    grouped pass over the runs (:func:`_latest`), then reads the few rows those name: the fire
+    before the last is found through Airflow's unique index on ``(dag_id, logical_date)``, and the
+    failures in a row are the failed runs that finished after the newest one that did not fail
+    (there are none in between, by definition), counted only for the DAGs whose newest finished
+    run failed.
+    """
+    latest = _latest(dag_ids)
     run = DagRun.__table__.alias("run")  # looked up per DAG, through an index: never a pass over every run
     mine = run.c.dag_id == latest.c.dag_id
     older = DagRun.__table__.alias("older")
@@ -63,11 +77,9 @@ def _picks(dag_ids: list[str]) -> Select:
     newest_failed = or_(latest.c.last_ok.is_(None), latest.c.last_end > latest.c.last_ok)
     since_ok = or_(latest.c.last_ok.is_(None), run.c.end_date > latest.c.last_ok)
     failures = select(func.count()).where(mine, run.c.state == DagRunState.FAILED.value, run.c.end_date.is_not(None))
-    # The newest finished run's state is the state whose newest end is the newest end (ties: the greatest).
-    ended = [(latest.c[f"end_{state}"] == latest.c.last_end, state) for state in sorted(_STATES, reverse=True)]
     return select(
         latest.c.dag_id,
-        case(*ended, else_=None).label("outcome"),
+        _outcome(latest).label("outcome"),
         select(func.max(run.c.id)).where(mine, run.c.run_after == latest.c.newest).scalar_subquery().label("newest_id"),
         select(run.c.id).where(mine, run.c.logical_date == latest.c.fire).scalar_subquery().label("fire_id"),
         select(run.c.id).where(mine, run.c.logical_date == fire_before).scalar_subquery().label("before_id"),
@@ -84,6 +96,30 @@ def run_picks(session: Session, scope: Scope, dag_ids: Iterable[str]) -> list[Ro
     """
     ids = scope.only(dag_ids)
     return list(session.execute(_picks(ids))) if ids else []
+
+
+QUEUED_FIRE = ("run_id", "data_interval_start", "data_interval_end")
+"""What :func:`outcomes_and_queued` reads of a DAG's newest fire when it has not started: its schedule facts."""
+
+
+def outcomes_and_queued(session: Session, scope: Scope, dag_ids: Iterable[str]) -> list[Row]:
+    """Per DAG of ``dag_ids`` in scope (with a row in ``dag``) and with runs: what every DAG's verdict needs.
+
+    Each row: ``dag_id``, ``outcome`` (as :func:`run_picks` says it) and, when the DAG's newest fire
+    (the run :func:`run_picks` names ``fire_id``) has not started, its :data:`QUEUED_FIRE` columns
+    (null otherwise). The same grouped pass over the runs as :func:`run_picks`, then one probe of
+    Airflow's unique index on ``(dag_id, logical_date)`` per column: none of the picks' other
+    lookups (the newest run, the fire before, the failures in a row), which only a listed row shows.
+    """
+    ids = scope.only(dag_ids)
+    if not ids:
+        return []
+    latest = _latest(ids)
+    run = DagRun.__table__.alias("run")
+    queued = and_(run.c.dag_id == latest.c.dag_id, run.c.logical_date == latest.c.fire, run.c.start_date.is_(None))
+    # A scalar probe per column, not a join: PostgreSQL joins 3,000 DAGs to their fires by a pass over every run.
+    fire = [select(run.c[name]).where(queued).scalar_subquery().label(name) for name in QUEUED_FIRE]
+    return list(session.execute(select(latest.c.dag_id, _outcome(latest).label("outcome"), *fire)))
 
 
 def runs_by_pk(session: Session, scope: Scope, columns: tuple[Any, ...], pks: Collection[int]) -> list[Row]:
