@@ -142,16 +142,22 @@ def test_plain_statsd_gets_per_function_names_so_two_functions_gauges_stay_apart
     cursor_dags.fire(failing)
 
     failing_gauge = f"airflow.{SINCE}.metrics_failing.fn"
-    statsd.until(lambda grams: sum(g.name == failing_gauge for g in grams) == 2)
+    fires = f"airflow.{metrics.FIRES}"
+    failed = f"airflow.{metrics.FIRE_DURATION}.Failed.metrics_failing.fn"
+    # Each fire's datagrams arrive on their own (UDP): wait for the last fire's gauge, counter and timing all.
+    statsd.until(
+        lambda grams: sum(g.name == failing_gauge for g in grams) == 2
+        and any(g.name == f"{fires}.Failed.metrics_failing.fn" for g in grams)
+        and any(g.name == failed for g in grams)
+    )
     assert [float(g.value) for g in statsd.named(f"airflow.{SINCE}.metrics_healthy.fn")] == [0]
     assert [float(g.value) > 0 for g in statsd.named(failing_gauge)] == [False, True]
     assert all(g.kind == "g" and g.tags == {} for g in statsd.named(failing_gauge))
-    fires = f"airflow.{metrics.FIRES}"
     assert [g.value for g in statsd.named(f"{fires}.Succeeded.metrics_healthy.fn")] == ["1"]
     assert [g.value for g in statsd.named(f"{fires}.Succeeded.metrics_failing.fn")] == ["1"]
     assert [(g.value, g.kind) for g in statsd.named(f"{fires}.Failed.metrics_failing.fn")] == [("1", "c")]
     assert len(statsd.named(fires)) == 3  # the tag-aware name too: the total over every function
-    assert [g.kind for g in statsd.named(f"airflow.{metrics.FIRE_DURATION}.Failed.metrics_failing.fn")] == ["ms"]
+    assert [g.kind for g in statsd.named(failed)] == ["ms"]
 
 
 @pytest.mark.usefixtures("admission")
