@@ -12,6 +12,7 @@ and cursor functions among them, local ones and HTTP ones whose connections some
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -186,7 +187,18 @@ def count_queries(api: Api, path: str) -> tuple[int, Any]:
     finally:
         event.remove(engine, "before_cursor_execute", count)
     assert answer.status_code == 200, answer.text
+    STATEMENTS[path] = statements
     return len(statements), answer.json()
+
+
+STATEMENTS: dict[str, list[str]] = {}
+"""Each path's statements at its last count: what a failed comparison shows."""
+
+
+def _differing(first: list[str], second: list[str]) -> str:
+    """The statements one call ran more often than the other, to say which read came or went."""
+    a, b = Counter(" ".join(s.split())[:160] for s in first), Counter(" ".join(s.split())[:160] for s in second)
+    return "\n".join(f"{a[k]} vs {b[k]}: {k}" for k in sorted(set(a) | set(b)) if a[k] != b[k])
 
 
 @pytest.fixture(scope="module")
@@ -230,12 +242,17 @@ def fleet(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
             session.query(Connection).filter(Connection.conn_id == DEFINED_CONNECTION).delete()
 
 
+WARM_STATEMENTS: dict[str, list[list[str]]] = {}
+"""Each page call's warm statements, one list per fleet size in the order measured."""
+
+
 def queries_per_call(api: Api, expected_rows: int) -> dict[str, tuple[int, int]]:
     """(cold, warm) statements of each page call: the first call after DAGs were stored, then a reload."""
     counts = {}
     for name, path in PAGE_CALLS.items():
         cold, body = count_queries(api, path)
         warm, _ = count_queries(api, path)
+        WARM_STATEMENTS.setdefault(name, []).append(STATEMENTS[path])
         rows = [row for row in body["dags"] if row["dag_id"].startswith("scale_")]  # not other tests' DAGs
         if name == "page":  # every row with its lane, but for the broken ones
             lanes = {row["dag_id"] for row in rows if row["cadence_kind"] != "after" and row["lane"] is None}
@@ -258,8 +275,13 @@ def test_the_page_calls_cost_the_same_queries_for_10_100_and_1000_dags(fleet):
     print({size: {name: warm for name, (_, warm) in calls.items()} for size, calls in counts.items()})
     # Warm calls: a cold one may find the caches the worker's start-up warm-up (fleet.warm) filled, or not yet.
     warm = {size: {name: queries for name, (_, queries) in calls.items()} for size, calls in counts.items()}
-    assert warm[100] == warm[10]
-    assert warm[1000] == warm[10]
+    for index, size in enumerate(SIZES[1:], 1):
+        differing = {
+            name: _differing(WARM_STATEMENTS[name][0], WARM_STATEMENTS[name][index])
+            for name in warm[size]
+            if warm[size][name] != warm[SIZES[0]][name]
+        }
+        assert warm[size] == warm[SIZES[0]], f"at {size} DAGs against {SIZES[0]}: {differing}"
     # Measured at 10 DAGs: page 30, status 29, either plan 16, triggers 3. Airflow's auth and the DAG rows,
     # one for why the paused DAGs are paused (pause_notes), about 8 for the rows of broken DAGs (those whose
     # file fails or is gone, all read together: see broken_rows), for the page one for the ids its rows are
@@ -381,12 +403,18 @@ def test_more_broken_dags_cost_no_more_queries(fleet):
         return counts, answers
 
     before, _ = warm_counts()
+    before_statements = {name: STATEMENTS[PAGE_CALLS[name]] for name in before}
     since = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
     gone = [f"scale_{n:04d}" for n in (11, 17, 21, 27, 31, 37)]
     for dag_id in gone:
         break_dag(dag_id, error=None, since=since)
     after, answers = warm_counts()
-    assert after == before
+    differing = {
+        name: _differing(before_statements[name], STATEMENTS[PAGE_CALLS[name]])
+        for name in after
+        if after[name] != before[name]
+    }
+    assert after == before, differing
     # The status just counted is the one to read (at 1,000 DAGs another call costs a second of CPU).
     rows = {row["dag_id"]: row for row in answers["status"]["dags"]}
     assert all(rows[dag_id]["broken"]["reason"] == "FileMissing" for dag_id in gone)
