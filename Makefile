@@ -48,8 +48,10 @@ test: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 # The fuzz tests drawing five times the examples at random (make test runs a fixed fifth of them):
-# run it after changing a parser, a bound or an error message (see tests/fuzz_depth.py).
-FUZZ_TESTS := tests/timetables/test_fuzz_constructors.py tests/operators/test_fuzz_declarations.py tests/plugin/api/test_api_schema_fuzz.py
+# run it after changing a parser, a bound or an error message (see tests/fuzz_depth.py), or tessera migrate's comparison
+# (its year of minutes stepped run by run runs only here).
+FUZZ_TESTS := tests/timetables/test_fuzz_constructors.py tests/operators/test_fuzz_declarations.py tests/plugin/api/test_api_schema_fuzz.py \
+	tests/plugin/migrate/test_compare.py
 fuzz: venv
 	TESSERA_FUZZ=deep $(BIN)/python -m pytest -n $(TEST_WORKERS) $(FUZZ_TESTS)
 

@@ -20,6 +20,7 @@ from tessera.plugin.migrate import IDENTICAL, NOT_CONFIRMED, RUN_BUDGET, compare
 from tessera.plugin.migrate.current import core_timetable, read_current
 from tessera.plugin.migrate.runs import Run, difference
 
+from ...fuzz_depth import DEEP
 from .stepping import UTC, step
 
 ZONES = ["UTC", "Europe/Amsterdam", "America/New_York", "Australia/Sydney", "Australia/Lord_Howe", "Asia/Kolkata"]
@@ -166,6 +167,7 @@ def test_a_dense_cron_in_a_dst_zone_over_a_year_is_its_year_stepped_run_by_run(k
     _check(kind, cron, zone, start=since - datetime.timedelta(days=1), since=since, until=since + YEAR)
 
 
+@pytest.mark.skipif(not DEEP, reason="a year of minutes stepped by both timetables (a minute of CPU): make fuzz runs it")
 def test_a_minutely_cron_across_both_of_amsterdams_changes_is_its_year_stepped_run_by_run():
     since = datetime.datetime(2026, 1, 5, 12, tzinfo=UTC)
     _check("trigger", "* * * * *", "Europe/Amsterdam", start=since, since=since, until=since + YEAR)
