@@ -35,15 +35,15 @@ demo: export TESSERA_DEMO_VENV = $(abspath $(VENV))
 demo: venv
 	bash scripts/demo.sh
 
-# On TEST_WORKERS processes (pytest-xdist): 4 on the 2-core machine. An e2e deployment mostly waits for its
+# On TEST_WORKERS processes (pytest-xdist): 5 on the 2-core machine. An e2e deployment mostly waits for its
 # schedules' clock (the fidelity file's deployment left the machine 86% idle), so 2 workers left the cores
-# half idle: the whole suite took 30-37 minutes on 2 and 17-27 on 4, 34 on a slow day
-# (the machine's speed varies; on 4 the
-# cores are about 89% busy, so what a test costs is its CPU). Each e2e file, or set of files sharing one
+# half idle: the whole suite took 30-37 minutes on 2 and 17-27 on 4, 34 on a slow day (the machine's speed
+# varies). On 4 the cores were busy 68% of a 22-minute CI run (the why corpus's deployments spend 8 minutes
+# each mostly waiting); on 5, with the same tests, the suite took 20 minutes instead of 22. Each e2e file, or set of files sharing one
 # deployment, stays on one worker (xdist_group, see tests/conftest.py),
 # and the deployments are handed out longest first (pytest.mark.minutes; --no-loadscope-reorder keeps that
 # order instead of xdist's by number of tests). The rest runs in a random order; the header prints the seed.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 5
 test: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 

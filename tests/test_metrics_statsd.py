@@ -146,9 +146,11 @@ def test_plain_statsd_gets_per_function_names_so_two_functions_gauges_stay_apart
     failed = f"airflow.{metrics.FIRE_DURATION}.Failed.metrics_failing.fn"
     # Each fire's datagrams arrive on their own (UDP): wait for the last fire's gauge, counter and timing all.
     statsd.until(
-        lambda grams: sum(g.name == failing_gauge for g in grams) == 2
-        and any(g.name == f"{fires}.Failed.metrics_failing.fn" for g in grams)
-        and any(g.name == failed for g in grams)
+        lambda grams: (
+            sum(g.name == failing_gauge for g in grams) == 2
+            and any(g.name == f"{fires}.Failed.metrics_failing.fn" for g in grams)
+            and any(g.name == failed for g in grams)
+        )
     )
     assert [float(g.value) for g in statsd.named(f"airflow.{SINCE}.metrics_healthy.fn")] == [0]
     assert [float(g.value) > 0 for g in statsd.named(failing_gauge)] == [False, True]

@@ -20,7 +20,7 @@ from tessera.plugin.migrate import IDENTICAL, NOT_CONFIRMED, RUN_BUDGET, compare
 from tessera.plugin.migrate.current import core_timetable, read_current
 from tessera.plugin.migrate.runs import Run, difference
 
-from ...fuzz_depth import DEEP
+from ...fuzz_depth import DEEP, cases
 from .stepping import UTC, step
 
 ZONES = ["UTC", "Europe/Amsterdam", "America/New_York", "Australia/Sydney", "Australia/Lord_Howe", "Asia/Kolkata"]
@@ -117,7 +117,9 @@ def _check(
         assert [r[0] for r in before] == [r[0] for r in after], shown
 
 
-@settings(max_examples=40, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, phases=NO_SHRINK, derandomize=not DEEP, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(kind=st.sampled_from(["cron string", "trigger", "intervals"]), cron=crons, zone=st.sampled_from(ZONES))
 def test_the_reported_difference_of_a_cron_is_what_both_timetables_step_through(kind, cron, zone):
     _check(kind, cron, zone)
@@ -143,13 +145,17 @@ def test_an_airflow_timetable_that_raises_on_a_clock_change_is_a_note_not_a_fail
     )
 
 
-@settings(max_examples=20, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=20, deadline=None, phases=NO_SHRINK, derandomize=not DEEP, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(kind=st.sampled_from(["delta", "delta intervals"]), delta=deltas)
 def test_the_reported_difference_of_a_timedelta_is_what_both_timetables_step_through(kind, delta):
     _check(kind, delta, "UTC")
 
 
-@settings(max_examples=6, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=6, deadline=None, phases=NO_SHRINK, derandomize=not DEEP, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     kind=st.sampled_from(["cron string", "trigger", "intervals"]),
     cron=hourly_at_most,
@@ -160,20 +166,30 @@ def test_a_year_counted_by_its_periods_is_the_year_stepped_run_by_run(kind, cron
     _check(kind, cron, zone, start=since - datetime.timedelta(days=3), since=since, until=since + YEAR)
 
 
-@settings(max_examples=2, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=cases(deep=5, least=1),
+    deadline=None,
+    phases=NO_SHRINK,
+    derandomize=not DEEP,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(kind=st.sampled_from(["trigger", "intervals"]), cron=every_few_minutes, zone=st.sampled_from(DST_ZONES))
 def test_a_dense_cron_in_a_dst_zone_over_a_year_is_its_year_stepped_run_by_run(kind, cron, zone):
     since = datetime.datetime(2026, 1, 5, 12, tzinfo=UTC)
     _check(kind, cron, zone, start=since - datetime.timedelta(days=1), since=since, until=since + YEAR)
 
 
-@pytest.mark.skipif(not DEEP, reason="a year of minutes stepped by both timetables (a minute of CPU): make fuzz runs it")
+@pytest.mark.skipif(
+    not DEEP, reason="a year of minutes stepped by both timetables (a minute of CPU): make fuzz runs it"
+)
 def test_a_minutely_cron_across_both_of_amsterdams_changes_is_its_year_stepped_run_by_run():
     since = datetime.datetime(2026, 1, 5, 12, tzinfo=UTC)
     _check("trigger", "* * * * *", "Europe/Amsterdam", start=since, since=since, until=since + YEAR)
 
 
-@settings(max_examples=6, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=6, deadline=None, phases=NO_SHRINK, derandomize=not DEEP, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     kind=st.sampled_from(["delta", "delta intervals"]),
     delta=st.sampled_from([datetime.timedelta(minutes=m) for m in (30, 61, 90, 420, 1440, 2880)]),
