@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -278,27 +279,14 @@ def test_the_allowed_dags_why_still_explains_the_wait_without_naming_the_holder(
     assert answer.status_code == 200, answer.text
     found = answer.json()
     assert found["cause"] == "waiting_pool", found["verdict"]
-    held = _held_by_others(pool)  # the worker's database is shared: another module may hold a dispatch slot too
-    by = "1 by a DAG" if held == 1 else f"{held} by DAGs"
-    assert f"waited for a slot of pool {pool!r} (1 slot, all held: {by} you may not read)" in found["verdict"]
+    # The worker's database is shared: another module's task may have held a dispatch slot at that instant too
+    # (CI saw 2), so there the count is 1 or 2 (the read stops at the pool's one slot plus one), said in its number.
+    holders = "1 by a DAG" if pool == POOL else "1 by a DAG|2 by DAGs"
+    held = re.search(
+        rf"waited for a slot of pool {pool!r} \(1 slot, all held: ({holders}) you may not read\)", found["verdict"]
+    )
+    assert held, found["verdict"]
     assert not _named(answer.text)
-
-
-def _held_by_others(pool: str) -> int:
-    """The task instances holding a slot of ``pool`` (started, not ended) of DAGs the limited user may not read."""
-    from airflow.models.taskinstance import TaskInstance
-    from airflow.utils.session import create_session
-    from sqlalchemy import func, select
-
-    with create_session() as session:
-        held = session.scalar(
-            select(func.count())
-            .select_from(TaskInstance)
-            .where(TaskInstance.pool == pool, TaskInstance.start_date.is_not(None), TaskInstance.end_date.is_(None))
-            .where(TaskInstance.dag_id.not_like(f"{ALLOWED_PREFIX}%"))
-        )
-    assert held >= 1, f"the planted holder of {pool!r} is gone"
-    return min(held, 2)  # the read stops at the pool's one slot plus one
 
 
 def test_a_functions_cursor_status_quotes_its_files_error_only_to_who_may_read_every_dag_of_the_file(

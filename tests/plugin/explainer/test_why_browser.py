@@ -198,7 +198,8 @@ def test_a_dag_whose_file_broke_keeps_its_row_with_the_reason(why_ui, chromium):
     expect(verdict).to_have_text(
         re.compile(
             r"the DAG's file fails to import \(ScheduleInvalid\): Airflow creates no new"
-            r"|had no run because the DAG file failed to import \(ScheduleInvalid\) from "
+            r"|had no run because the DAG file 'why_ui_broken\.py' failed to import "
+            r"\(ScheduleInvalid: every: '7m' does not divide a day evenly[^)]*\) from "
         )
     )
     page.close()

@@ -43,9 +43,9 @@ WEEKLY = 1234
 for dag_id in {dag_ids!r}:
     n = int(dag_id[-4:])
     if n == WEEKLY:
-        schedule = Every.week(on="monday", at="06:00", timezone="UTC")
+        schedule = Every.week(on="monday", at="{at}", timezone="UTC")
     elif n % 100 == 42:
-        schedule = Every.day(at="06:00", timezone="UTC")
+        schedule = Every.day(at="{at}", timezone="UTC")
     else:
         schedule = Every("5m", phase=Fixed("1m"))
     with DAG(dag_id, schedule=schedule, start_date=None, tags=["team-" + "abc"[n % 3]]):
@@ -56,7 +56,9 @@ LATE = {f"con_{n:04d}" for n in range(0, FLEET, 97)}
 FAILED = {f"con_{n:04d}" for n in range(5, FLEET, 211)}
 PAUSED = {f"con_{n:04d}" for n in range(7, FLEET, 101)}
 DAILY = {f"con_{n:04d}" for n in range(42, FLEET, 100)} | {WEEKLY_DAG}
-"""Daily at 06:00 UTC (and the weekly one): never run, so their stored next run (the latest one due) is late too."""
+"""Daily at :data:`AT` (and the weekly one): never run, so their stored next run (the latest one due) is late too."""
+AT = "18:00" if 3 <= datetime.datetime.now(datetime.timezone.utc).hour < 9 else "06:00"
+"""Hours from when the suite runs: a run at 06:00 UTC found the daily DAGs' newest fire seconds old, not yet late."""
 LATE_NOW = (LATE | DAILY) - PAUSED
 BACKFILLED = "con_0042"
 """A daily DAG the test backfills from the page."""
@@ -113,7 +115,7 @@ def api(airflow_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[A
     folder = tmp_path_factory.mktemp("tessera-console")
     ids = [f"con_{n:04d}" for n in range(FLEET)]
     for block in range(0, FLEET, PER_FILE):
-        store_dags(folder, FILE, tuple(ids[block : block + PER_FILE]))
+        store_dags(folder, FILE.replace('"{at}"', repr(AT)), tuple(ids[block : block + PER_FILE]))
     _plant()
     try:
         with airflow_api(folder) as api:
@@ -345,7 +347,7 @@ def test_a_lane_segment_opens_its_run_in_airflow_with_the_whole_run_id(op_tab):
         run_id = session.scalar(select(DagRun.run_id).where(DagRun.dag_id == BACKFILLED).order_by(DagRun.run_after))
     assert run_id, "the backfill test runs first"
     _choose(op_tab, search=BACKFILLED)
-    op_tab.evaluate(f"() => openWhy({BACKFILLED!r}, '2026-03-02T06:00:00.000Z', null)")  # as a click on the lane does
+    op_tab.evaluate(f"() => openWhy({BACKFILLED!r}, '2026-03-02T{AT}:00.000Z', null)")  # as a click on the lane does
     link = op_tab.locator(f'#why-dialog a[data-run-id="{run_id}"]')
     link.wait_for(timeout=60_000)
     assert link.get_attribute("href").endswith(f"/dags/{BACKFILLED}/runs/{urllib.parse.quote(run_id, safe='')}")
