@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import resource
+import shutil
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,6 +84,35 @@ def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-
         refusal = str(report.longrepr).split("NeedsNewerAirflow: ", 1)[1].splitlines()[0]
         report.outcome = "skipped"
         report.longrepr = (str(collector.path), 0, f"{REFUSED}{refusal}")
+
+
+# -- where the suite's time goes -----------------------------------------------------------------------
+
+_TIMELINE = REPO / "test-artifacts" / "timeline"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The controller (or a run without xdist) starts the timeline afresh; its workers then append to it."""
+    if not _worker:
+        shutil.rmtree(_TIMELINE, ignore_errors=True)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    """Each test's wall span and CPU (this process's and its reaped children's, the Airflow processes an e2e
+    deployment started and stopped), one line per test in ``test-artifacts/timeline/<worker>.tsv``: with
+    ``--durations`` it shows which worker ran what when, so the suite's length can be laid out
+    (``scripts/timeline.py`` sums it per file and per worker)."""
+    started, cpu = time.time(), _cpu_seconds()
+    yield
+    _TIMELINE.mkdir(parents=True, exist_ok=True)
+    with open(_TIMELINE / f"{_worker or 'main'}.tsv", "a") as out:
+        out.write(f"{started:.2f}\t{time.time():.2f}\t{_cpu_seconds() - cpu:.2f}\t{item.nodeid}\n")
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 # -- order and distribution (pytest-randomly, pytest-xdist) -----------------------------------------
