@@ -43,7 +43,9 @@ demo: venv
 # deployment, stays on one worker (xdist_group, see tests/conftest.py),
 # and the deployments are handed out longest first (pytest.mark.minutes; --no-loadscope-reorder keeps that
 # order instead of xdist's by number of tests). The rest runs in a random order; the header prints the seed.
+# Each test's span and CPU go to test-artifacts/timeline/ (scripts/timeline.py lays them out).
 TEST_WORKERS ?= 5
+test: export TESSERA_TIMELINE = $(CURDIR)/test-artifacts/timeline
 test: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 

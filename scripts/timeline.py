@@ -1,8 +1,9 @@
 """Where a test run's time went: each worker's span, and the files that took the most wall time and CPU.
 
-Reads ``test-artifacts/timeline/*.tsv`` (one line per test: start, end, CPU seconds, test id; written by
-``tests/conftest.py``) and prints, per worker, when it started and stopped and how long it was busy, then
-the files by wall time with their CPU. Run after ``make test``: ``python scripts/timeline.py [--top N]``.
+Reads ``test-artifacts/timeline/*.tsv``: one line per test (start, end, CPU seconds, test id), written by
+``tests/conftest.py`` when ``TESSERA_TIMELINE`` names that folder, as ``make test`` does. Prints, per worker,
+when it started and stopped and how long it was busy, then the files by wall time with their CPU. Run after
+``make test``: ``python scripts/timeline.py [--top N]``.
 """
 
 from __future__ import annotations

@@ -88,26 +88,29 @@ def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-
 
 # -- where the suite's time goes -----------------------------------------------------------------------
 
-_TIMELINE = REPO / "test-artifacts" / "timeline"
+_TIMELINE = os.environ.get("TESSERA_TIMELINE")
+"""A folder for the run's timeline (``make test`` sets it; other runs, the compatibility tier's too, keep none)."""
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """The controller (or a run without xdist) starts the timeline afresh; its workers then append to it."""
-    if not _worker:
+    if _TIMELINE and not _worker:
         shutil.rmtree(_TIMELINE, ignore_errors=True)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
     """Each test's wall span and CPU (this process's and its reaped children's, the Airflow processes an e2e
-    deployment started and stopped), one line per test in ``test-artifacts/timeline/<worker>.tsv``: with
+    deployment started and stopped), one line per test in ``$TESSERA_TIMELINE/<worker>.tsv``: with
     ``--durations`` it shows which worker ran what when, so the suite's length can be laid out
     (``scripts/timeline.py`` sums it per file and per worker)."""
     started, cpu = time.time(), _cpu_seconds()
     yield
-    _TIMELINE.mkdir(parents=True, exist_ok=True)
-    with open(_TIMELINE / f"{_worker or 'main'}.tsv", "a") as out:
-        out.write(f"{started:.2f}\t{time.time():.2f}\t{_cpu_seconds() - cpu:.2f}\t{item.nodeid}\n")
+    if _TIMELINE:
+        folder = Path(_TIMELINE)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{_worker or 'main'}.tsv", "a") as out:
+            out.write(f"{started:.2f}\t{time.time():.2f}\t{_cpu_seconds() - cpu:.2f}\t{item.nodeid}\n")
 
 
 def _cpu_seconds() -> float:

@@ -166,13 +166,19 @@ class Corpus:
     # -- steps ------------------------------------------------------------------------------------
 
     def step(self, causes: tuple[str, ...], action: Callable[[], None]) -> None:
-        """Run one step; if it fails, each cause it feeds answers with the error instead."""
+        """Run one step; if it fails, each cause it feeds answers with the error instead.
+
+        Its seconds are kept in the facts (``step_seconds``): the corpus is one of the suite's longest stories.
+        """
+        started = time.monotonic()
         try:
             action()
         except Exception:
             error = traceback.format_exc()
             for cause in causes:
                 self.answers.setdefault(cause, {"step_failed": error})
+        finally:
+            self.facts.setdefault("step_seconds", {})["+".join(causes)] = round(time.monotonic() - started, 1)
 
     def rewrite(self, name: str, source: str) -> None:
         path = self.home.dags / name
