@@ -4,7 +4,9 @@ An ``async`` dependency that writes (Airflow's ``action_logging`` commits synchr
 loop while SQLite makes it wait; a request holding the lock cannot close its session meanwhile, so
 both wait out the busy timeout and fail (see :mod:`tessera.plugin.api.routes.audit`). Only
 dependencies that never write may be ``async``; this lists every one the routes use, in tessera's
-app and in the whole app an Airflow API server serves once a worker has started.
+app and in the app an Airflow API server serves once a worker has started (Airflow's API, its
+login). The Execution API keeps its routes in Cadwyn's versioned routers, out of this walk's
+reach; it has no ``action_logging``.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def test_airflows_own_routes_write_their_audit_log_entry_off_the_event_loop(airf
 
     purge_cached_app()
     try:
-        app = create_app()  # every app the API server serves: the core API, the Execution API, the plugins'
+        app = create_app()  # as the API server builds it: the core API, the Execution API, the plugins'
         with TestClient(app):  # the lifespan's startup, as a worker's
             found = _async_dependencies(app.routes)
     finally:
