@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .test_api_app import DAG_FILE, airflow_api, store_dags
+from .test_api_app import DAG_FILE, airflow_api, forget_dags, store_dags
 
 UNPAUSED = "event_loop_unpaused"
 LINGER_SECONDS = 1.0
@@ -122,20 +122,23 @@ def test_an_unpause_meeting_a_held_write_lock_waits_for_it_instead_of_the_busy_t
 
     store_dags(tmp_path, DAG_FILE, (UNPAUSED,))
     wrote = threading.Event()
-    with airflow_api(tmp_path) as api:
-        # First: Airflow's UI answers every path its routes do not.
-        api.client.app.router.routes.insert(0, APIRoute("/linger", _write_and_linger(wrote), methods=["POST"]))
-        lingering = threading.Thread(target=api.call, args=("POST", "/linger"))
-        lingering.start()
-        try:
-            assert wrote.wait(30), "the lingering write did not run"
-            start = time.monotonic()
-            answer = api.call("PATCH", f"/api/v2/dags/{UNPAUSED}", json_body={"is_paused": True})
-            took = time.monotonic() - start
-        finally:
-            lingering.join()
+    try:
+        with airflow_api(tmp_path) as api:
+            # First: Airflow's UI answers every path its routes do not.
+            api.client.app.router.routes.insert(0, APIRoute("/linger", _write_and_linger(wrote), methods=["POST"]))
+            lingering = threading.Thread(target=api.call, args=("POST", "/linger"))
+            lingering.start()
+            try:
+                assert wrote.wait(30), "the lingering write did not run"
+                start = time.monotonic()
+                answer = api.call("PATCH", f"/api/v2/dags/{UNPAUSED}", json_body={"is_paused": True})
+                took = time.monotonic() - start
+            finally:
+                lingering.join()
+        with create_session() as session:
+            logged = session.scalars(select(Log.extra).where(Log.dag_id == UNPAUSED, Log.event == "patch_dag")).all()
+    finally:
+        forget_dags(UNPAUSED)  # the tests after this one on the worker read every stored DAG
     assert answer.status_code == 200, answer.text
     assert took < LINGER_SECONDS + 3, f"the unpause took {took:.1f} s: it waited out the busy timeout"
-    with create_session() as session:
-        logged = session.scalars(select(Log.extra).where(Log.dag_id == UNPAUSED, Log.event == "patch_dag")).all()
     assert logged and '"is_paused": true' in logged[-1]  # Airflow's own entry, written by Airflow's code
