@@ -10,7 +10,7 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from tessera.plugin import listener, macros
-from tessera.plugin.api.mount import FASTAPI_APP, SCHEDULES_VIEW, WARM_MIDDLEWARE
+from tessera.plugin.api.mount import ACTION_LOG_MIDDLEWARE, FASTAPI_APP, SCHEDULES_VIEW, WARM_MIDDLEWARE
 from tessera.timetables import Calendar, Cron, Every, Union
 
 
@@ -20,5 +20,6 @@ class TesseraPlugin(AirflowPlugin):
     macros = [macros.run_schedule, macros.phase_ms, macros.interval_ms]
     listeners = [listener]
     fastapi_apps = [FASTAPI_APP]
-    fastapi_root_middlewares = [WARM_MIDDLEWARE]  # warms the Schedules page when an API server worker starts
+    # Warms the Schedules page when an API server worker starts; Airflow's action log written off its event loop.
+    fastapi_root_middlewares = [WARM_MIDDLEWARE, ACTION_LOG_MIDDLEWARE]
     external_views = [SCHEDULES_VIEW]

@@ -4,7 +4,8 @@ Every Airflow process imports the plugin (scheduler, dag-processor, each task), 
 only the API server serves this app, and importing FastAPI and Airflow's API security
 costs seconds. So the plugin registers a small ASGI callable that imports and builds
 the real app (:func:`tessera.plugin.api.app.create_app`) on its first request, or when the API server's
-worker starts and warms the Schedules page (:class:`WarmAtStart`).
+worker starts and warms the Schedules page (:class:`WarmAtStart`). A second root middleware moves
+Airflow's own audit-log writes off the event loop when a worker starts (:mod:`.routes.audit`).
 """
 
 from __future__ import annotations
@@ -71,6 +72,21 @@ class WarmAtStart:
 
 
 WARM_MIDDLEWARE = {"middleware": WarmAtStart, "args": [], "kwargs": {}, "name": "tessera-warm-page"}
+
+
+def _action_log_off_the_loop(app: Any) -> Any:
+    # Imported when the API server builds its middlewares, not by every process that loads the plugin.
+    from .routes.audit import ActionLogOffTheLoop
+
+    return ActionLogOffTheLoop(app)
+
+
+ACTION_LOG_MIDDLEWARE = {
+    "middleware": _action_log_off_the_loop,
+    "args": [],
+    "kwargs": {},
+    "name": "tessera-action-log-off-the-loop",
+}
 
 SCHEDULES_VIEW = {
     "name": "Schedules",

@@ -280,7 +280,9 @@ def test_an_unpause_waits_out_a_long_write_of_another_process(airflow_ui):
 
     Another process (here: this test) holds the write lock for longer than 5 s, as a
     long scheduler loop or parse does; unpausing in the UI (a write, and an action-log
-    row) must wait for it and succeed, not answer 500.
+    row) must wait for it and succeed, not answer 500. The example DAGs' tasks may be
+    running meanwhile: a task's write that wins the lock after the release once kept it
+    for the whole busy timeout (``tessera.plugin.api.routes.audit``).
     """
     held, released = threading.Event(), []
 
