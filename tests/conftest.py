@@ -90,11 +90,18 @@ def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-
 
 _TIMELINE = os.environ.get("TESSERA_TIMELINE")
 """A folder for the run's timeline (``make test`` sets it; other runs, the compatibility tier's too, keep none)."""
+if _TIMELINE and not _worker:
+    os.environ.setdefault("TESSERA_TIMELINE_RUN", str(os.getpid()))
+_KEEPS_TIMELINE = bool(_TIMELINE) and os.environ.get("TESSERA_TIMELINE_RUN") == str(
+    os.getppid() if _worker else os.getpid()
+)
+"""Only the run ``make test`` started and its own xdist workers keep it: a pytest that a test starts in turn
+(the suite's grouping test collects the suite) inherits the variables, and once cleared the run's timeline."""
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """The controller (or a run without xdist) starts the timeline afresh; its workers then append to it."""
-    if _TIMELINE and not _worker:
+    if _KEEPS_TIMELINE and not _worker:
         shutil.rmtree(_TIMELINE, ignore_errors=True)
 
 
@@ -106,7 +113,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  #
     (``scripts/timeline.py`` sums it per file and per worker)."""
     started, cpu = time.time(), _cpu_seconds()
     yield
-    if _TIMELINE:
+    if _KEEPS_TIMELINE:
         folder = Path(_TIMELINE)
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / f"{_worker or 'main'}.tsv", "a") as out:
