@@ -29,7 +29,7 @@ from tessera.timetables.coverage import OWE
 from tessera.timetables.instants import to_us
 
 from .._airflow import utcnow
-from ..scoped_reads import Scope, newest_entry_of, owed_window_count
+from ..scoped_reads import Scope, newest_entry_of, owed_window_counts
 from .adapters import NOT_A_CURSOR_FUNCTION, CursorStatuses, cursor_function_statuses
 from .lateness import assess_lateness
 from .models import (
@@ -207,20 +207,16 @@ def grouped_reads(
 
 
 MAX_OWING_DAGS_COUNTED = 100
-"""The ``dropped="owe"`` DAGs one answer counts the owed windows of (two bounded queries each); past
-them a DAG's ``owed_windows`` is null: not counted. Under the default ``"cover"`` nothing is owed
+"""The ``dropped="owe"`` DAGs one answer counts the owed windows of (two queries for all of them, each
+reading at most :data:`~tessera.operators.coverage.MAX_RUNS_READ` runs per DAG); past them a DAG's
+``owed_windows`` is null: not counted. Under the default ``"cover"`` nothing is owed
 and nothing is read."""
 
 
 def owed_counts(items: Sequence[ScheduledDag], session: Session, scope: Scope) -> dict[str, int]:
     """How many windows each of the first :data:`MAX_OWING_DAGS_COUNTED` ``dropped="owe"`` DAGs owes."""
     owing = [item for item in items if item.timetable is not None and item.timetable.dropped == OWE]
-    found = {}
-    for item in owing[:MAX_OWING_DAGS_COUNTED]:
-        count = owed_window_count(session, scope, item.dag_id, item.plan)
-        if count is not None:
-            found[item.dag_id] = count
-    return found
+    return owed_window_counts(session, scope, {item.dag_id: item.plan for item in owing[:MAX_OWING_DAGS_COUNTED]})
 
 
 def latest_drops(dag_ids: Collection[str], session: Session, scope: Scope) -> dict[str, DropModel]:

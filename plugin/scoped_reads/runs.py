@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -295,16 +296,15 @@ def notes_of(session: Session, scope: Scope, dag_id: str, run_pks: list[int]) ->
     return {pk: content for pk, content in session.execute(query) if content}
 
 
-def owed_window_count(session: Session, scope: Scope, dag_id: str, plan: Any) -> int | None:
-    """How many windows ``dag_id`` owes (``dropped="owe"``: gaps between its scheduled runs no run filled).
+def owed_window_counts(session: Session, scope: Scope, plans: Mapping[str, Any]) -> dict[str, int]:
+    """How many windows each DAG of ``plans`` (its id and plan) owes (``dropped="owe"``: gaps between its
+    scheduled runs no run filled), those in scope only.
 
-    Read by :func:`tessera.operators.coverage.owed_windows_of` (two bounded queries, its newest
-    scheduled runs), counted up to :data:`~tessera.timetables.coverage.MAX_OWED`; None out of scope.
+    Read by :func:`tessera.operators.coverage.owed_windows_of_each` (two bounded queries for all of
+    them, each DAG's newest scheduled runs), counted up to :data:`~tessera.timetables.coverage.MAX_OWED`.
     """
-    if not scope.allows(dag_id):
-        return None
-    from tessera.operators.coverage import owed_windows_of
+    from tessera.operators.coverage import owed_windows_of_each
     from tessera.timetables.coverage import MAX_OWED
 
-    owed, _ = owed_windows_of(session, dag_id, plan, limit=MAX_OWED)
-    return len(owed)
+    allowed = {dag_id: plan for dag_id, plan in plans.items() if scope.allows(dag_id)}
+    return {dag_id: len(owed) for dag_id, (owed, _) in owed_windows_of_each(session, allowed, limit=MAX_OWED).items()}

@@ -3,8 +3,8 @@
 Counted on the real SQLite metadata DB with a ``before_cursor_execute`` listener on
 Airflow's engine, over whole requests through the tessera app mounted in Airflow's API
 app, for 10 DAGs, again after 90 more were stored and again at 1,000: mixed cadences
-(``Every``, calendar cadences in several zones, ``Cron``, declared schedules, AFTER fan-in
-behind two declared parents with a freshness bound, Airflow's built-in cron), each DAG with a
+(``Every``, calendar cadences in several zones, one owing its dropped windows, ``Cron``, declared schedules,
+AFTER fan-in behind two declared parents with a freshness bound, Airflow's built-in cron), each DAG with a
 run history, completed fires of some AFTER parents, and some paused (with a note or in Airflow);
 and cursor functions among them, local ones and HTTP ones whose connections some define and some not.
 """
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.in_order
 
 KINDS = (
     'Every("5m", delay="30s")',
-    'Every.day(at="07:00", timezone="Europe/Amsterdam")',
+    'Every.day(at="07:00", timezone="Europe/Amsterdam", dropped="owe")',  # its owed windows counted
     'Every.week(on="monday", at="06:30", timezone="America/New_York")',
     'Every.month(on=31, at="06:00", timezone="Asia/Tokyo")',
     'Cron("0 6 * * 1-5", timezone="Europe/London")',
@@ -282,16 +282,18 @@ def test_the_page_calls_cost_the_same_queries_for_10_100_and_1000_dags(fleet):
             if warm[size][name] != warm[SIZES[0]][name]
         }
         assert warm[size] == warm[SIZES[0]], f"at {size} DAGs against {SIZES[0]}: {differing}"
-    # Measured at 10 DAGs: page 30, status 29, either plan 16, triggers 3. Airflow's auth and the DAG rows,
+    # Measured at 10 DAGs: page 33, status 32, either plan 16, triggers 3. Airflow's auth and the DAG rows,
     # one for why the paused DAGs are paused (pause_notes), about 8 for the rows of broken DAGs (those whose
     # file fails or is gone, all read together: see broken_rows), for the page one for the ids its rows are
     # a page of, and for the page and the status 7 for the cursor functions (their DAG rows, stored versions,
     # runs, task instances, fire records, skip events and connections, each read once for all of them).
     # Other tests' DAGs in this database add rows of the same kinds, so no query: nor do their functions.
     # One more for the page and the status: each DAG's newest dropped fires (latest_drop), read for all at once.
-    # And one that other modules' DAGs left in this worker's database sometimes need (CI counted page 32 at
-    # 10, 100 and 1,000 DAGs alike): constant in the fleet, so bounded here, and named when it is exceeded.
-    bounds = {"page": 32, "page?filtered": 31, "page?tagged": 32, "status": 32, "triggers": 3}
+    # Two for the page and the status: the owed windows of the DAGs under dropped="owe" (their newest
+    # scheduled runs, then the other runs within their span), read for all of them at once. Read DAG by
+    # DAG, they were two per such DAG: another module's example DAG left in this worker's database made
+    # CI count page 32 to 35 at every size, which a bound loosened to 32 let pass until it did not.
+    bounds = {"page": 33, "page?filtered": 33, "page?tagged": 33, "status": 32, "triggers": 3}
     over = {name: warm for name, (_, warm) in counts[10].items() if warm > bounds.get(name, 16)}
     shown = {name: "\n".join(" ".join(s.split())[:160] for s in WARM_STATEMENTS[name][0]) for name in over}
     assert not over, f"{over}:\n{shown}"
