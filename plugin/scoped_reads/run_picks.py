@@ -9,7 +9,7 @@ from airflow.models.dag import DagModel
 from airflow.models.dagrun import DagRun
 from airflow.utils.state import DagRunState
 from airflow.utils.types import DagRunType
-from sqlalchemy import CTE, Case, Row, Select, and_, case, func, or_, select
+from sqlalchemy import CTE, Case, Row, Select, and_, case, func, or_, select, text
 
 from .scope import Scope
 
@@ -87,6 +87,19 @@ def _picks(dag_ids: list[str]) -> Select:
     )  # fmt: skip
 
 
+def _without_jit(session: Session) -> None:
+    """Plan the rest of this transaction's statements without PostgreSQL's JIT compiler (no other database has one).
+
+    PostgreSQL compiles a statement to machine code when its estimated cost passes ``jit_above_cost``
+    (100,000 by default). The grouped passes here cross it at a few thousand DAGs (the picks of a
+    page's 1,000 listed DAGs of a 3,000-DAG fleet: cost 106,000) although they run in tens of
+    milliseconds: the compiling took 86 to 178 ms of a 159 to 292 ms statement, and 69 to 81 ms
+    without it. ``SET LOCAL`` ends with the transaction (the request's); it changes no answer.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SET LOCAL jit = off"))
+
+
 def run_picks(session: Session, scope: Scope, dag_ids: Iterable[str]) -> list[Row]:
     """Per DAG of ``dag_ids`` in scope (with a row in ``dag``) and with runs: its picks, in one query.
 
@@ -95,7 +108,10 @@ def run_picks(session: Session, scope: Scope, dag_ids: Iterable[str]) -> list[Ro
     ``failed`` (failed runs since the newest that did not fail, when the newest finished one failed).
     """
     ids = scope.only(dag_ids)
-    return list(session.execute(_picks(ids))) if ids else []
+    if not ids:
+        return []
+    _without_jit(session)
+    return list(session.execute(_picks(ids)))
 
 
 QUEUED_FIRE = ("run_id", "data_interval_start", "data_interval_end")
@@ -114,6 +130,7 @@ def outcomes_and_queued(session: Session, scope: Scope, dag_ids: Iterable[str]) 
     ids = scope.only(dag_ids)
     if not ids:
         return []
+    _without_jit(session)
     latest = _latest(ids)
     run = DagRun.__table__.alias("run")
     queued = and_(run.c.dag_id == latest.c.dag_id, run.c.logical_date == latest.c.fire, run.c.start_date.is_(None))
