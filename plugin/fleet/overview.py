@@ -353,9 +353,13 @@ def page_data(
     for dag_id, row in rows.items():
         if dag_id in broken:
             row.update(page_update(broken[dag_id]))
+    planned: dict[str, tuple[Any, Any]] = {}  # next runs and lanes computed for the order: a listed row's too
     if query.sort == "next_run":  # the order needs every row's next run (kept for an hour: see .plans)
         for dag_id in each(list(judged)):
-            rows[dag_id]["next"] = _next_or_none(judged[dag_id].item, now=now)
+            found = _planned(judged[dag_id].item, now=now)
+            if found is not None:
+                planned[dag_id] = found
+            rows[dag_id]["next"] = None if found is None else found[0]
     computed = {
         "excluded_today": excluded_today({item.dag_id: item.timetable for item in items}, now)
         if "excluded_today" in query.filters
@@ -373,7 +377,9 @@ def page_data(
         dag_id = row["dag_id"]
         if dag_id in judged or dag_id in unjudged:
             if dag_id in judged:
-                row = _full_row(judged[dag_id], contradictions, histories[dag_id], reads, now=now)
+                row = _full_row(
+                    judged[dag_id], contradictions, histories[dag_id], reads, now=now, planned=planned.get(dag_id)
+                )
             else:
                 item, plan = unjudged[dag_id]
                 row = _error_row(item, contradictions, histories[dag_id], reads, now=now, plan=plan)
@@ -436,10 +442,11 @@ def _verdict(
         return None  # its row is the error row, which logs the error when it is listed
 
 
-def _next_or_none(item: ScheduledDag, *, now: datetime.datetime) -> dict[str, Any] | None:
-    """The DAG's next run as the page lists it, or None when it cannot be computed (its row then says why)."""
+def _planned(item: ScheduledDag, *, now: datetime.datetime) -> tuple[Any, Any] | None:
+    """The DAG's next run as the page lists it and its lane (:func:`~.plans.next_and_lane`), or None when
+    they cannot be computed (its row then says why)."""
     try:
-        return next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)[0]
+        return next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
     except SQLAlchemyError:
         raise
     except Exception:
@@ -453,18 +460,19 @@ def _full_row(
     reads: GroupedReads,
     *,
     now: datetime.datetime,
+    planned: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """A listed live DAG's row: its whole status, its next run and lane; or its error row."""
+    """A listed live DAG's row: its whole status, its next run and lane; or its error row.
+
+    ``planned``: its next run and lane when the order computed them already (:func:`_planned`).
+    """
     item = found.item
     parts = found.parts if found.parts is not None else _parts(item, contradictions, history, reads, now=found.at)
     if parts is None:
         return _error_row(item, contradictions, history, reads, now=now)
-    try:
-        next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
-    except SQLAlchemyError:
-        raise
-    except Exception:
+    if planned is None and (planned := _planned(item, now=now)) is None:
         return _error_row(item, contradictions, history, reads, now=now)
+    next_run, lane = planned
     row = _row(item, next_run, lane, parts, history.last_run, now=now)
     # What the fires it did not run left: the newest drop (its reason and record) and the windows owed.
     row["latest_drop"] = parts.drop
