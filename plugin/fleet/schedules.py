@@ -86,8 +86,8 @@ class ScheduledDag:
 
     @cached_property
     def plan(self) -> PublicPlan | None:
-        """The tessera timetable's public plan (None without one): read once per row."""
-        return None if self.timetable is None else self.timetable.plan
+        """The tessera timetable's public plan (None without one): built once per stored version (:mod:`.memo`)."""
+        return None if self.timetable is None else memo_of(self.dag_id, self.stored).plan_of(self.timetable)
 
     @cached_property
     def next_stored(self) -> RunSchedule | None:
