@@ -90,6 +90,10 @@ def _picks(dag_ids: list[str]) -> Select:
     return select(latest.c.dag_id, _outcome(latest).label("outcome"), *_pick_columns(latest))
 
 
+_JIT_OFF = "tessera: jit off in"
+"""Where a session notes the transaction it turned JIT off in (``session.info``)."""
+
+
 def _without_jit(session: Session) -> None:
     """Plan the rest of this transaction's statements without PostgreSQL's JIT compiler (no other database has one).
 
@@ -99,8 +103,13 @@ def _without_jit(session: Session) -> None:
     milliseconds: the compiling took 86 to 178 ms of a 159 to 292 ms statement, and 69 to 81 ms
     without it. ``SET LOCAL`` ends with the transaction (the request's); it changes no answer.
     """
-    if session.get_bind().dialect.name == "postgresql":
-        session.execute(text("SET LOCAL jit = off"))
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    began = session.get_transaction()
+    if began is not None and session.info.get(_JIT_OFF) is began:
+        return  # turned off already in this transaction (a page reads the runs twice)
+    session.execute(text("SET LOCAL jit = off"))
+    session.info[_JIT_OFF] = session.get_transaction()
 
 
 def run_picks(session: Session, scope: Scope, dag_ids: Iterable[str]) -> list[Row]:
