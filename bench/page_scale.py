@@ -278,7 +278,8 @@ def _measure(args: argparse.Namespace) -> list[dict[str, Any]]:
         stored = size
         calls = contenders(now, args.before)
         if args.only:
-            calls = {name: paths for name, paths in calls.items() if name == LIST or args.only in name}
+            wanted = args.only.split(",")
+            calls = {name: paths for name, paths in calls.items() if name == LIST or any(w in name for w in wanted)}
         found = _rounds(client, headers, calls, args.rounds)
         for row in found:
             rows.append({"bench": "page_scale", "db": args.db_kind, "DAGs": size, "on the page": on_page(size), **row})
@@ -322,7 +323,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL even if it must be installed first")
     parser.add_argument("--code", help="measure the tessera code of this checkout (e.g. main's, for a before/after)")
     parser.add_argument("--cold", type=int, default=0, help="also restart the server N times per size: cold vs warm")
-    parser.add_argument("--only", help="time only the contenders whose name holds this text (and Airflow's list)")
+    parser.add_argument(
+        "--only", help="time only the contenders whose name holds this text, or one of these (a,b), and Airflow's list"
+    )
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: the measuring process writes here
     parser.add_argument("--cold-probe", action="store_true", help=argparse.SUPPRESS)  # internal: one restart
     args = parser.parse_args(argv if argv is not None else [])

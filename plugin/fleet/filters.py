@@ -214,6 +214,16 @@ def _sort_key(sort: str) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
     return lambda row: (row["dag_id"],)
 
 
+def in_order(rows: Iterable[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
+    """``rows`` in the order ``sort`` names (the one order :func:`listed` lists them in)."""
+    return sorted(rows, key=_sort_key(sort))
+
+
+ORDERS_BY_ROW = frozenset({"dag_id", "next_run"})
+"""The orders that read no status field (the DAG id, the next run): without a filter, the rows a page
+lists are known before any run is read."""
+
+
 def listed(
     rows: Iterable[dict[str, Any]],
     query: PageQuery,
@@ -233,5 +243,5 @@ def listed(
     ]
     kept = [row for row in rows if all(check(row) for check in checks)]
     counts = {name: sum(1 for row in kept if judge(row)) for name, judge in COUNTED.items()}
-    kept.sort(key=_sort_key(query.sort))
+    kept = in_order(kept, query.sort)
     return Listed(kept[offset : offset + limit], len(kept), counts)

@@ -16,6 +16,7 @@ A paused DAG is never late, and neither is one with nothing scheduled.
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 
 from tessera.timetables.run_facts.of_task import RunSchedule
 
@@ -58,6 +59,59 @@ def _not_judged(state: str, reason: str) -> Lateness:
     )
 
 
+@dataclass(frozen=True)
+class _Judge:
+    """What judging one pair of runs (the pending one, the queued one) takes that no instant changes.
+
+    Each candidate's nominal instant and deadline (the queued run first), and the answer while none
+    is late: the same for every instant before the first deadline.
+    """
+
+    pending: RunSchedule
+    queued: RunSchedule | None
+    wall_clock: bool
+    candidates: tuple[tuple[datetime.datetime, datetime.datetime, str], ...]
+    """(the run's nominal instant, its :func:`late_after`, why it is late), in the order judged."""
+    on_time: Lateness
+
+
+MAX_JUDGES = 20_000
+"""The pairs of runs whose :class:`_Judge` is kept (a few per DAG of a fleet of 10,000); then it starts over."""
+_judges: dict[tuple[int, int, bool], _Judge] = {}
+
+
+def _judge(pending: RunSchedule, queued: RunSchedule | None, wall_clock: bool) -> _Judge:
+    """The :class:`_Judge` of these runs: computed once per pair of run objects.
+
+    The lists judge every DAG on every load, and a DAG's runs are the same objects from one load to
+    the next (its stored version's memo keeps them: :mod:`.memo`), so the deadlines are computed once
+    per run, not per load. Keyed by the objects' identities, each entry holding the objects it was
+    computed for (an identity is never reused while they are held): a changed run is another object,
+    so another entry, and the answer is a pure function of the runs, the same for every caller.
+    """
+    key = (id(pending), id(queued), wall_clock)
+    found = _judges.get(key)
+    if found is not None and found.pending is pending and found.queued is queued:
+        return found
+    candidates = []
+    for run, why in ((queued, "its run is queued but has not started"), (pending, "")):
+        if run is not None:
+            candidates.append((_plain(run.occurrence), late_after(run, wall_clock=wall_clock), why))
+    on_time = Lateness(
+        state="on_time",
+        late=False,
+        occurrence=candidates[-1][0],
+        late_after=candidates[-1][1],  # the pending run's, judged last
+        late_by_seconds=None,
+        reason="",
+        rule=RULES["wall_clock" if wall_clock else "interval"],
+    )
+    if len(_judges) >= MAX_JUDGES:
+        _judges.clear()
+    found = _judges[key] = _Judge(pending, queued, wall_clock, tuple(candidates), on_time)
+    return found
+
+
 def assess_lateness(
     *,
     wall_clock: bool,
@@ -66,31 +120,25 @@ def assess_lateness(
     queued: RunSchedule | None,
     now: datetime.datetime,
 ) -> Lateness:
-    """Judge the run the scheduler owes next (``pending``) and the newest scheduled run still queued."""
+    """Judge the run the scheduler owes next (``pending``) and the newest scheduled run still queued.
+
+    The answer while neither is late is one object per pair of runs (:func:`_judge`): read it, never change it.
+    """
     if paused:
         return _not_judged("paused", "the DAG is paused")
     if pending is None:
         return _not_judged("not_scheduled", "no clock-driven run is scheduled")
-    rule = RULES["wall_clock" if wall_clock else "interval"]
+    judge = _judge(pending, queued, wall_clock)
     now = _plain(now)
-    deadline = None
-    for run, why in ((queued, "its run is queued but has not started"), (pending, "")):
-        if run is not None and now > (deadline := late_after(run, wall_clock=wall_clock)):
+    for occurrence, deadline, why in judge.candidates:
+        if now > deadline:
             return Lateness(
                 state="late",
                 late=True,
-                occurrence=_plain(run.occurrence),
+                occurrence=occurrence,
                 late_after=deadline,
-                late_by_seconds=(now - _plain(run.occurrence)).total_seconds(),
+                late_by_seconds=(now - occurrence).total_seconds(),
                 reason=why or "the scheduler has not created its run yet",
-                rule=rule,
+                rule=judge.on_time.rule,
             )
-    return Lateness(
-        state="on_time",
-        late=False,
-        occurrence=_plain(pending.occurrence),
-        late_after=deadline,  # the pending run's, judged last
-        late_by_seconds=None,
-        reason="",
-        rule=rule,
-    )
+    return judge.on_time

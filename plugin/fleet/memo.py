@@ -1,13 +1,13 @@
 """What the surfaces compute from one stored DAG version, kept from one request to the next.
 
-A stored version's plan is a pure function of it: the schedule facts of a stored run (from its
-id and window), the run the DAG row's stored next run is, a lane over a range, and the first run
-of that lane after an instant, which stays the first until it starts. The Schedules page reloads
-every 30 seconds in every open browser, over every DAG, so each is computed once per version and
-argument here rather than on every request. One memo per DAG id, replaced when the DAG's stored
-version changes (:mod:`.stored` decodes a new version into a new ``StoredDag``); each memo holds
-at most :data:`MAX_ENTRIES` runs, so the whole is bounded by the number of DAGs, as ``stored``'s
-own cache is.
+A stored version's plan is a pure function of it: its timetable's public plan, the schedule facts
+of a stored run (from its id and window), the run the DAG row's stored next run is, a lane over a
+range, and the first run of that lane after an instant, which stays the first until it starts. The
+Schedules page reloads every 30 seconds in every open browser, over every DAG, so each is computed
+once per version and argument here rather than on every request. One memo per DAG id, replaced when
+the DAG's stored version changes (:mod:`.stored` decodes a new version into a new ``StoredDag``);
+each memo holds at most :data:`MAX_ENTRIES` runs, so the whole is bounded by the number of DAGs, as
+``stored``'s own cache is.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tessera.timetables.public_plan import LaneShape
+from tessera.timetables.public_plan import LaneShape, PublicPlan
 from tessera.timetables.run_facts.of_task import RunSchedule
 
 MAX_ENTRIES = 64
@@ -27,13 +27,20 @@ MAX_ENTRIES = 64
 class VersionMemo:
     """The answers computed for one stored version of one DAG."""
 
-    __slots__ = ("stored", "runs", "lane", "first")
+    __slots__ = ("stored", "plan", "runs", "lane", "first")
 
     def __init__(self, stored: Any) -> None:
         self.stored = stored
+        self.plan: PublicPlan | None = None
         self.runs: dict[tuple[Any, ...], RunSchedule | None] = {}
         self.lane: tuple[tuple[Any, ...], LaneShape] | None = None
         self.first: tuple[LaneShape, datetime.datetime, RunSchedule, Any] | None = None
+
+    def plan_of(self, timetable: Any) -> PublicPlan:
+        """The public plan of the version's timetable (``timetable.plan`` builds a new one on every read)."""
+        if self.plan is None:
+            self.plan = timetable.plan
+        return self.plan
 
     def run(self, key: tuple[Any, ...], compute: Callable[[], RunSchedule | None]) -> RunSchedule | None:
         """The schedule facts known by ``key`` (a stored run's id and window, or a window end)."""

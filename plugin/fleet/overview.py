@@ -25,12 +25,21 @@ from sqlalchemy.exc import SQLAlchemyError
 from .._airflow import utcnow
 from ..api.inputs import PAGE_ROWS
 from ..cancellation import each
-from ..scoped_reads import Scope, outcomes_and_queued
+from ..scoped_reads import Scope, outcomes_and_queued, run_picks
 from .broken import broken_dags
 from .broken_rows import broken_page_rows, page_update
 from .contradictions import all_contradictions
 from .excluded import next_exclusion
-from .filters import EVERY_DAG, PageQuery, dags_owing_windows, excluded_today, listed, tagged_ids
+from .filters import (
+    EVERY_DAG,
+    ORDERS_BY_ROW,
+    PageQuery,
+    dags_owing_windows,
+    excluded_today,
+    in_order,
+    listed,
+    tagged_ids,
+)
 from .models import (
     BrokenModel,
     ConditionModel,
@@ -49,7 +58,7 @@ from .outcomes import RunOutcome
 from .pause_notes import add_pause_notes
 from .plans import lane_start, next_and_lane, plain_instant
 from .row_errors import UNKNOWN_LATENESS, plan_row, status_row, unavailable
-from .runs import RunHistory, run_histories
+from .runs import RunHistory, histories_of, run_histories
 from .schedules import ScheduledDag, duration_text, scheduled_dags, shown_ids
 from .status import (
     GroupedReads,
@@ -269,8 +278,7 @@ def _error_row(
 ) -> dict[str, Any]:
     """The row of a DAG whose plan or status cannot be computed, as the plan and the status answer it."""
     if plan is None:
-        until = lane_start(now) + LANE_AHEAD
-        plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
+        plan = _plan_row(item, contradictions, now=now)
     return _broken_row(plan, status_row(item, contradictions, history, reads))
 
 
@@ -301,7 +309,9 @@ def page_data(
     filters and the counts read: late, not ready, failed last), from one light grouped read of the
     runs; the whole status, next run and lane of the listed ones only (the next run of all when
     sorting by it). When every matching row is listed anyway, the whole statuses are read at once
-    and the verdicts taken from them. A fixed number of queries, whatever the fleet and the query.
+    and the verdicts taken from them; when the listed rows are known before the runs are read (no
+    filter, an order by DAG id or next run: :func:`_predicted`), their picks come with the light
+    read. A fixed number of queries, whatever the fleet and the query.
     Each row is derived by the same functions as the plan and the status (the next run and lane of
     :mod:`.plans`, the outcome, lateness and stale parents of :func:`~.status.status_parts`),
     computing only what the page shows. A DAG whose row cannot be computed is answered as the plan
@@ -324,38 +334,50 @@ def page_data(
     rows: dict[str, dict[str, Any]] = {}
     judged: dict[str, _Judged] = {}  # live rows: their facts in `rows` until listed
     unjudged: dict[str, tuple[ScheduledDag, DagPlan]] = {}  # error rows whose runs are read once listed
+    live_ids = {item.dag_id for item in items}
+    added = broken_page_rows(
+        session, scope, broken, [dag_id for dag_id in found_broken if dag_id not in live_ids], after=now
+    )
+    planned: dict[str, tuple[Any, Any]] = {}  # next runs and lanes computed for the order: a listed row's too
+    if query.sort == "next_run":  # the order needs every row's next run (kept for an hour: see .plans)
+        for item in each(items):
+            if item.error is None and (found_plan := _planned(item, now=now)) is not None:
+                planned[item.dag_id] = found_plan
+    error_plans = {item.dag_id: _plan_row(item, contradictions, now=now) for item in items if item.error is not None}
+    # The rows a page lists, when its order reads no status: their picks come with the verdicts' read.
+    predicted: set[str] = set()
+    if not whole and not query.filters and query.sort in ORDERS_BY_ROW:
+        predicted = _predicted(items, planned, error_plans, added, query, offset=offset, limit=limit)
     if whole:
         for item in each(items):  # stops when the caller leaves (the status of every matching DAG)
             history, at = histories[item.dag_id], utcnow()
             parts = _parts(item, contradictions, history, reads, now=at)
             if parts is None:
-                rows[item.dag_id] = _error_row(item, contradictions, history, reads, now=now)
+                plan = error_plans.get(item.dag_id)
+                rows[item.dag_id] = _error_row(item, contradictions, history, reads, now=now, plan=plan)
             else:
                 judged[item.dag_id] = _Judged(item, Verdict.of(parts), at, parts)
                 rows[item.dag_id] = _facts(judged[item.dag_id])
     else:
-        picks = {pick.dag_id: pick for pick in outcomes_and_queued(session, scope, [item.dag_id for item in items])}
+        found_picks = outcomes_and_queued(session, scope, [item.dag_id for item in items], picked=predicted)
+        picks = {pick.dag_id: pick for pick in found_picks}
         for item in each(items):  # stops when the caller leaves (the verdict of every matching DAG)
             pick, at = picks.get(item.dag_id), utcnow()
             found = _verdict(item, contradictions, reads, pick, now=at)
             if found is None:
-                until = lane_start(now) + LANE_AHEAD
-                plan = plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
+                plan = error_plans.get(item.dag_id) or _plan_row(item, contradictions, now=now)
                 unjudged[item.dag_id] = (item, plan)
                 rows[item.dag_id] = _error_facts(plan, None if pick is None else pick.outcome)
             else:
                 judged[item.dag_id] = _Judged(item, found, at)
                 rows[item.dag_id] = _facts(judged[item.dag_id])
-    added = broken_page_rows(
-        session, scope, broken, [dag_id for dag_id in found_broken if dag_id not in rows], after=now
-    )
     rows.update((plan.dag_id, _broken_row(plan, status)) for plan, status in added)
     for dag_id, row in rows.items():
         if dag_id in broken:
             row.update(page_update(broken[dag_id]))
-    if query.sort == "next_run":  # the order needs every row's next run (kept for an hour: see .plans)
-        for dag_id in each(list(judged)):
-            rows[dag_id]["next"] = _next_or_none(judged[dag_id].item, now=now)
+    if query.sort == "next_run":
+        for dag_id in judged:
+            rows[dag_id]["next"] = planned[dag_id][0] if dag_id in planned else None
     computed = {
         "excluded_today": excluded_today({item.dag_id: item.timetable for item in items}, now)
         if "excluded_today" in query.filters
@@ -365,7 +387,10 @@ def page_data(
     page = listed(rows.values(), query, offset=offset, limit=limit, computed=computed)
     if not whole:  # the whole statuses of the listed rows only: their runs and their parents' fires
         shown = [row["dag_id"] for row in page.rows if row["dag_id"] in judged or row["dag_id"] in unjudged]
-        histories = run_histories(session, scope, shown)
+        # read with the verdicts when predicted (a DAG without a pick has no runs); the others' now
+        picked = [picks[dag_id] for dag_id in shown if dag_id in predicted and dag_id in picks]
+        unpicked = [dag_id for dag_id in shown if dag_id not in predicted]
+        histories = histories_of(session, scope, shown, picked + run_picks(session, scope, unpicked))
         listed_items = [judged[dag_id].item for dag_id in shown if dag_id in judged]
         reads = dataclasses.replace(reads, completed=parent_fires(listed_items, session))
     listed_rows = []
@@ -373,7 +398,9 @@ def page_data(
         dag_id = row["dag_id"]
         if dag_id in judged or dag_id in unjudged:
             if dag_id in judged:
-                row = _full_row(judged[dag_id], contradictions, histories[dag_id], reads, now=now)
+                row = _full_row(
+                    judged[dag_id], contradictions, histories[dag_id], reads, now=now, planned=planned.get(dag_id)
+                )
             else:
                 item, plan = unjudged[dag_id]
                 row = _error_row(item, contradictions, histories[dag_id], reads, now=now, plan=plan)
@@ -394,6 +421,47 @@ def page_data(
         "contradictions": contradictions,
         "plan_check": check,
     }
+
+
+def _plan_row(item: ScheduledDag, contradictions: list[Contradiction], *, now: datetime.datetime) -> DagPlan:
+    """The plan of a DAG whose status cannot be judged, as its error row shows it (with its lane)."""
+    until = lane_start(now) + LANE_AHEAD
+    return plan_row(item, after=now, count=1, until=None, contradictions=contradictions, lane_until=until)
+
+
+def _first(plan: DagPlan) -> Any:
+    return plan.occurrences[0] if plan.occurrences else None
+
+
+def _predicted(
+    items: list[ScheduledDag],
+    planned: dict[str, tuple[Any, Any]],
+    error_plans: dict[str, DagPlan],
+    added: list[tuple[DagPlan, DagStatus]],
+    query: PageQuery,
+    *,
+    offset: int,
+    limit: int,
+) -> set[str]:
+    """The ids of the rows a page lists, known before any run is read: no filter, and an order by a
+    row's own fields (:data:`~.filters.ORDERS_BY_ROW`), from the fields its rows are ordered by.
+
+    A live DAG's next run is its plan's (``planned``), an error row's and a broken DAG's their plan's
+    first, as :func:`page_data` fills them. A DAG whose verdict fails once its runs are read becomes
+    an error row (its next run then its plan's): if that moves another row onto the page, that row's
+    runs are read apart (:func:`page_data`), so the answer never depends on this guess.
+    """
+    rows = [
+        {
+            "dag_id": item.dag_id,
+            "next": _first(error_plans[item.dag_id])
+            if item.dag_id in error_plans
+            else (planned[item.dag_id][0] if item.dag_id in planned else None),
+        }
+        for item in items
+    ]
+    rows += [{"dag_id": plan.dag_id, "next": _first(plan)} for plan, _ in added]
+    return {row["dag_id"] for row in in_order(rows, query.sort)[offset : offset + limit]}
 
 
 def _parts(
@@ -436,10 +504,11 @@ def _verdict(
         return None  # its row is the error row, which logs the error when it is listed
 
 
-def _next_or_none(item: ScheduledDag, *, now: datetime.datetime) -> dict[str, Any] | None:
-    """The DAG's next run as the page lists it, or None when it cannot be computed (its row then says why)."""
+def _planned(item: ScheduledDag, *, now: datetime.datetime) -> tuple[Any, Any] | None:
+    """The DAG's next run as the page lists it and its lane (:func:`~.plans.next_and_lane`), or None when
+    they cannot be computed (its row then says why)."""
     try:
-        return next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)[0]
+        return next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
     except SQLAlchemyError:
         raise
     except Exception:
@@ -453,18 +522,19 @@ def _full_row(
     reads: GroupedReads,
     *,
     now: datetime.datetime,
+    planned: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
-    """A listed live DAG's row: its whole status, its next run and lane; or its error row."""
+    """A listed live DAG's row: its whole status, its next run and lane; or its error row.
+
+    ``planned``: its next run and lane when the order computed them already (:func:`_planned`).
+    """
     item = found.item
     parts = found.parts if found.parts is not None else _parts(item, contradictions, history, reads, now=found.at)
     if parts is None:
         return _error_row(item, contradictions, history, reads, now=now)
-    try:
-        next_run, lane = next_and_lane(item, now=now, lane_until=lane_start(now) + LANE_AHEAD)
-    except SQLAlchemyError:
-        raise
-    except Exception:
+    if planned is None and (planned := _planned(item, now=now)) is None:
         return _error_row(item, contradictions, history, reads, now=now)
+    next_run, lane = planned
     row = _row(item, next_run, lane, parts, history.last_run, now=now)
     # What the fires it did not run left: the newest drop (its reason and record) and the windows owed.
     row["latest_drop"] = parts.drop

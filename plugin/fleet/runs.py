@@ -12,7 +12,7 @@ is told there): the caller's scope decides which DAGs' runs it reads.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -66,7 +66,21 @@ def _history(pick: Row, runs: dict[int, Row]) -> RunHistory:
 def run_histories(session: Session, scope: Scope, dag_ids: Collection[str]) -> dict[str, RunHistory]:
     """The run history of each of ``dag_ids`` the caller may read (an empty one for a DAG without runs)."""
     ids = scope.only(dag_ids)
-    picks = {pick.dag_id: pick for pick in run_picks(session, scope, ids)}
+    return histories_of(session, scope, ids, run_picks(session, scope, ids))
+
+
+def histories_of(
+    session: Session, scope: Scope, dag_ids: Collection[str], picked: Iterable[Row]
+) -> dict[str, RunHistory]:
+    """The run history of each of ``dag_ids`` the caller may read, from their picks read already.
+
+    ``picked``: :func:`~tessera.plugin.scoped_reads.run_picks`' rows of ``dag_ids`` (or
+    ``outcomes_and_queued``'s, which hold the same columns for the DAGs it was told a page lists);
+    a DAG without one has no runs. One more read: the runs they name.
+    """
+    ids = scope.only(dag_ids)
+    wanted = set(ids)
+    picks = {pick.dag_id: pick for pick in picked if pick.dag_id in wanted}
     named = {run_id for pick in picks.values() for run_id in (pick.newest_id, pick.fire_id, pick.before_id) if run_id}
     runs = {run.id: run for run in runs_by_pk(session, scope, RUN_COLUMNS, named)}
     return {dag_id: _history(picks[dag_id], runs) if dag_id in picks else RunHistory() for dag_id in ids}

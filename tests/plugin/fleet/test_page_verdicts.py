@@ -209,3 +209,38 @@ def test_the_light_path_lists_and_counts_what_the_whole_path_does(frozen: Frozen
     by_lateness = _page(frozen, "sort=lateness")
     shorter = _page(frozen, f"sort=lateness&limit={FLEET - 1}")
     assert shorter["dags"] == by_lateness["dags"][: FLEET - 1] and shorter["counts"] == by_lateness["counts"]
+
+
+def _grouped_passes(frozen: Frozen, query: str) -> tuple[dict[str, Any], int]:
+    """The page for ``query`` and how many grouped passes over the runs it made."""
+    from airflow.settings import engine
+    from sqlalchemy import event
+
+    passes = []
+
+    def count(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool) -> None:
+        passes.extend(["pass"] * statement.count("GROUP BY dag_run.dag_id"))
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        page = _page(frozen, query)
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    return page, len(passes)
+
+
+def test_a_page_whose_order_reads_no_status_reads_its_rows_runs_with_the_verdicts(frozen: Frozen) -> None:
+    """By DAG id or next run without a filter, the rows a page lists are known before the runs are read:
+    their picks come with the verdicts' read (one grouped pass over the runs, not two), and each row
+    is the whole path's, field for field, the undecodable DAG's error row too."""
+    for sort in ("dag_id", "next_run"):
+        whole = _page(frozen, f"sort={sort}")
+        for offset, limit in ((0, 3), (20, 4), (9, 7)):
+            part, passes = _grouped_passes(frozen, f"sort={sort}&offset={offset}&limit={limit}")
+            assert part["dags"] == whole["dags"][offset : offset + limit], (sort, offset, limit)
+            assert part["counts"] == whole["counts"] and part["total"] == whole["total"] == FLEET
+            assert passes == 1, (sort, offset, limit)
+        assert UNDECODABLE in {row["dag_id"] for row in whole["dags"][20:24]}
+    # An order by a status field lists rows known only once judged: their picks are read apart.
+    _, passes = _grouped_passes(frozen, "sort=lateness&limit=3")
+    assert passes == 2
