@@ -24,7 +24,7 @@ import datetime
 import logging
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -89,7 +89,8 @@ class Budget:
     """
 
     abandoned: Callable[[], bool] = lambda: False
-    seconds: float = PREVIEW_SECONDS
+    seconds: float = field(default_factory=lambda: PREVIEW_SECONDS)
+    """Read when the budget is made, not when this class is: a test of the count cap lifts the time limit."""
 
 
 def _run(info: Any) -> BackfillRun:
