@@ -70,6 +70,7 @@ def get_migrate(
             f"`until`: {end.isoformat()}; give an instant after `after` ({since.isoformat()}) by at most "
             f"{MAX_RANGE.days} days"
         )
-    # The page's ids first: only their stored DAGs are read and decoded.
-    dags, _ = fleet(session, readable=sorted(mine)[offset : offset + limit], include_paused=True)
+    # A page of the active DAGs' rows first (a stale one the caller may read took a place on the page, which then
+    # held fewer than `limit` DAGs, or none, with more after it): only their stored DAGs are read and decoded.
+    dags, _ = fleet(session, readable=mine, include_paused=True, offset=offset, limit=limit)
     return migrate_stored(dags, since=since, until=end, variant=variant)

@@ -43,16 +43,22 @@ def _fleet_dag(dag_id: str, data: dict) -> FleetDag:
         return FleetDag(dag_id=dag_id, timetable=None, error=f"reading the timetable failed: {error!r}")
 
 
-def fleet(session: Session, *, readable: Collection[str], include_paused: bool) -> tuple[list[FleetDag], int]:
+def fleet(
+    session: Session, *, readable: Collection[str], include_paused: bool, offset: int = 0, limit: int | None = None
+) -> tuple[list[FleetDag], int]:
     """The active DAGs among ``readable`` with their timetables, and how many paused ones were left out.
 
-    Two queries whatever the number of DAGs: the DAG rows, then their latest stored versions.
+    By DAG id, ``limit`` of them from ``offset`` (all by default): a page of the active DAGs, so a
+    stale DAG the caller may still read takes no place on it. Two queries whatever the number of
+    DAGs: the DAG rows, then their latest stored versions.
     """
     rows = session.execute(
         select(DagModel.dag_id, DagModel.is_paused)
         .where(~DagModel.is_stale)
         .where(DagModel.dag_id.in_(readable))
         .order_by(DagModel.dag_id)
+        .offset(offset)
+        .limit(limit)
     ).all()
     wanted = [dag_id for dag_id, paused in rows if include_paused or not paused]
     paused_left_out = len(rows) - len(wanted)
