@@ -408,6 +408,7 @@ def _downtime(c: Corpus) -> None:
     c.wait_runs("c_down_latest", 1, after=back)
     c.wait_runs("c_down_backfill", 2, after=back)
     c.facts["down"] = (down, back)
+    c.facts["scheduling_again"] = now()  # the new scheduler has created runs: it heartbeats
     c.answers["latest"] = c.why("c_down_latest", down + datetime.timedelta(seconds=42))
     c.answers["backfill_limit"] = c.why("c_down_backfill", down + datetime.timedelta(seconds=42))
 
@@ -511,6 +512,11 @@ def _cleaned(c: Corpus) -> None:
     c.answers["clean_paused"] = c.why("c_paused", c.facts["c_paused_paused"] + datetime.timedelta(seconds=15))
     run_id, _, first = c.facts["drop_buffer"]
     c.answers["clean_drop"] = c.why("c_drop_buffer", first + SECOND)
+    # Its newest occurrence (every 10 s), once one came due with the scheduler back: asked sooner, the newest
+    # could predate the restart (CI asked seconds after it), and then "no scheduler was heartbeating" is the answer.
+    since = c.facts["scheduling_again"].timestamp()
+    back = datetime.datetime.fromtimestamp((since // 10 + 1) * 10, tz=UTC)
+    c.wait("an occurrence of c_broken with the scheduler back", lambda: now() > back + 3 * SECOND, timeout=30)
     c.answers["clean_broken"] = c.why("c_broken")
     c.answers["clean_removed"] = c.why("c_removed", c.facts["removed_asked"])
 
