@@ -504,17 +504,19 @@ def _gate_ended(c: Corpus) -> None:
 
 def _cleaned(c: Corpus) -> None:
     """``airflow db clean --tables log``: the audit log (pauses, parse states, skips) is gone; notes and jobs stay."""
+    cleaned_before = now()
     done = c.home.cli(
-        "db", "clean", "--tables", "log", "--clean-before-timestamp", now().isoformat(), "--skip-archive", "--yes",
-        timeout=300,
+        "db", "clean", "--tables", "log", "--clean-before-timestamp", cleaned_before.isoformat(), "--skip-archive",
+        "--yes", timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     c.answers["clean_paused"] = c.why("c_paused", c.facts["c_paused_paused"] + datetime.timedelta(seconds=15))
     run_id, _, first = c.facts["drop_buffer"]
     c.answers["clean_drop"] = c.why("c_drop_buffer", first + SECOND)
-    # Its newest occurrence (every 10 s), once one came due with the scheduler back: asked sooner, the newest
-    # could predate the restart (CI asked seconds after it), and then "no scheduler was heartbeating" is the answer.
-    since = c.facts["scheduling_again"].timestamp()
+    # Its newest occurrence (every 10 s), once one came due with the scheduler back and after the records cleaned:
+    # asked sooner, the newest could predate the restart (CI asked seconds after it: "no scheduler was
+    # heartbeating" is then the answer) or the clean (then nothing says why: "cannot tell").
+    since = max(c.facts.get("scheduling_again", cleaned_before), cleaned_before).timestamp()
     back = datetime.datetime.fromtimestamp((since // 10 + 1) * 10, tz=UTC)
     c.wait("an occurrence of c_broken with the scheduler back", lambda: now() > back + 3 * SECOND, timeout=30)
     c.answers["clean_broken"] = c.why("c_broken")
