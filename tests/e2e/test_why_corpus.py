@@ -73,8 +73,8 @@ with DAG("c_changed", schedule=Every("20s", delay="5s", phase=Fixed("0s")), catc
     EmptyOperator(task_id="work")
 """
 
-# About 6 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
-pytestmark = [pytest.mark.e2e, pytest.mark.minutes(6)]
+# About 4 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.minutes(4)]
 
 
 def _environment(home: AirflowHome, port: int) -> None:
@@ -135,34 +135,48 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 def scenario(c: Corpus) -> None:
+    """Every fault, in five lanes side by side (each lane's DAGs its own), then the downtime and the clean alone.
+
+    A lane holds steps that share facts in order (``changed`` before ``cli``, ``wave`` before
+    ``wave_ended``, ``pauses`` before ``ask_paused``). The downtime stops the scheduler every lane
+    relies on, and the clean removes records every other step wrote: each goes last, alone.
+    """
     status, body = c.call("POST", "/api/v2/pools", {"name": "why_pool", "slots": 1, "description": "why corpus"})
     assert status in (200, 201), body
     for dag_id in BATCH:
         c.set_paused(dag_id, False)
-    c.step(("paused", "builtin_paused"), lambda: _pauses(c))
-    c.step(("forbid", "cap", "suspended"), lambda: _functions(c))
-    c.step(("pool",), lambda: _pool(c))
-    c.step(("mc_queued",), lambda: _max_concurrent(c))
-    c.step(("wave",), lambda: _wave(c))
-    c.step(("slots",), lambda: _slots(c))
-    c.step(("stale_parent", "after_parent"), lambda: _fan_in(c))
-    c.step(("manual",), lambda: _manual(c))
-    c.step(("backfill",), lambda: _backfill(c))
-    c.step(("dst_gap", "dst_twice", "dst_once"), lambda: _dst(c))
-    c.step(("deadline",), lambda: _deadline(c))
-    c.step(("changed",), lambda: _changed(c))
-    c.step(("broken", "syntax", "runtime"), lambda: _broken(c))
-    c.step(("removed",), lambda: _removed(c))
-    c.step(("future_start", "ended"), lambda: _bounds(c))
-    c.step(("paused", "builtin_paused"), lambda: _ask_paused(c))
-    c.step(("cli",), lambda: _cli_examples(c))
-    c.step(("drop_skip", "drop_buffer", "drop_status"), lambda: _drops(c))
-    c.step(("timeout",), lambda: _timeout(c))
-    c.step(("zero_pool",), lambda: _zero_pool(c))
-    c.step(("paused_manual",), lambda: _paused_manual(c))
-    c.step(("asset_paused",), lambda: _asset_paused(c))
-    c.step(("holiday", "excluded_day"), lambda: _calendars(c))
-    c.step(("wave_ended",), lambda: _gate_ended(c))
+    c.lanes(
+        [
+            (("paused", "builtin_paused"), lambda: _pauses(c)),
+            (("forbid", "cap", "suspended"), lambda: _functions(c)),
+            (("pool",), lambda: _pool(c)),
+            (("mc_queued",), lambda: _max_concurrent(c)),
+            (("wave",), lambda: _wave(c)),
+            (("manual",), lambda: _manual(c)),
+            (("backfill",), lambda: _backfill(c)),
+            (("broken", "syntax", "runtime"), lambda: _broken(c)),
+            (("future_start", "ended"), lambda: _bounds(c)),
+            (("paused", "builtin_paused"), lambda: _ask_paused(c)),
+            (("zero_pool",), lambda: _zero_pool(c)),
+            (("paused_manual",), lambda: _paused_manual(c)),
+            (("asset_paused",), lambda: _asset_paused(c)),
+            (("holiday", "excluded_day"), lambda: _calendars(c)),
+            (("wave_ended",), lambda: _gate_ended(c)),
+        ],
+        [(("stale_parent", "after_parent"), lambda: _fan_in(c))],
+        [(("drop_skip", "drop_buffer", "drop_status"), lambda: _drops(c))],
+        [
+            (("dst_gap", "dst_twice", "dst_once"), lambda: _dst(c)),
+            (("deadline",), lambda: _deadline(c)),
+            (("changed",), lambda: _changed(c)),
+            (("cli",), lambda: _cli_examples(c)),
+        ],
+        [
+            (("removed",), lambda: _removed(c)),
+            (("slots",), lambda: _slots(c)),
+            (("timeout",), lambda: _timeout(c)),
+        ],
+    )
     c.step(("down", "latest", "backfill_limit"), lambda: _downtime(c))
     c.step(("clean_paused", "clean_drop", "clean_broken", "clean_removed"), lambda: _cleaned(c))
 
@@ -400,10 +414,10 @@ def _downtime(c: Corpus) -> None:
     Backfill(limit=2) runs: at 70 s down they began 41-51 s in, and one run in a few asked about one of them.
     """
     down = now()
-    c.home.terminate("scheduler")
+    c.stop_process("scheduler")
     c.wait("90 s of downtime", lambda: now() > down + datetime.timedelta(seconds=90), timeout=120)
     c.answers["down"] = c.why("c_down_latest")
-    c.home.start("scheduler", "scheduler")
+    c.start_process("scheduler", "scheduler")
     back = now()
     c.wait_runs("c_down_latest", 1, after=back)
     c.wait_runs("c_down_backfill", 2, after=back)
@@ -492,11 +506,11 @@ def _gate_ended(c: Corpus) -> None:
     """The wave-gate wait asked about again, at the same instant, after the gate opened."""
     held, asked = c.facts["wave"]
     # The gate is a deferred task: a triggerer resumes it once its wave opens (the corpus runs none otherwise).
-    c.home.start("triggerer", "triggerer")
+    c.start_process("triggerer", "triggerer")
     try:
         c.wait("c_wave_2's gate to open", lambda: c.task_state("c_wave_2", held, "tessera_wave_gate") == "success")
     finally:
-        c.home.terminate("triggerer")
+        c.stop_process("triggerer")
     c.set_paused("c_wave_1", True)
     c.set_paused("c_wave_2", True)
     c.answers["wave_ended"] = c.why("c_wave_2", asked)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import datetime
 import json
+import threading
 import time
 import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,8 @@ class Corpus:
     facts: dict[str, Any] = field(default_factory=dict)
     """What the steps observed (instants, run ids), for the assertions."""
     _tokens: dict[str, str] = field(default_factory=dict)
+    _processes: threading.Lock = field(default_factory=threading.Lock)
+    """Held while a process is checked, started or stopped: the lanes of :meth:`lanes` share the deployment."""
 
     # -- the deployment's APIs ------------------------------------------------------------------
 
@@ -134,13 +138,14 @@ class Corpus:
         """
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                self.home.check_alive()
-            except AssertionError as died:
-                if "airflow scheduler exited" not in str(died):
-                    raise
-                self.facts.setdefault("scheduler_restarts", []).append((now(), str(died)))
-                self.home.start("scheduler", "scheduler")
+            with self._processes:  # one lane restarts a dead scheduler, and none sees a process mid-stop
+                try:
+                    self.home.check_alive()
+                except AssertionError as died:
+                    if "airflow scheduler exited" not in str(died):
+                        raise
+                    self.facts.setdefault("scheduler_restarts", []).append((now(), str(died)))
+                    self.home.start("scheduler", "scheduler")
             found = probe()
             if found:
                 return found
@@ -179,6 +184,33 @@ class Corpus:
                 self.answers.setdefault(cause, {"step_failed": error})
         finally:
             self.facts.setdefault("step_seconds", {})["+".join(causes)] = round(time.monotonic() - started, 1)
+
+    def lanes(self, *lanes: Sequence[tuple[tuple[str, ...], Callable[[], None]]]) -> None:
+        """Run each lane's steps in order, the lanes side by side; return when every lane has ended.
+
+        Most steps wait for the deployment (a run to start, a sleep to pass an occurrence) on DAGs of
+        their own: run one after the other, they took about 320 s; side by side, about as long as the
+        longest lane. A step that needs another's facts goes after it in the same lane. Each step
+        catches its own failure (:meth:`step`), so a lane always ends; every wait in it is bounded.
+        """
+
+        def run(lane: Sequence[tuple[tuple[str, ...], Callable[[], None]]]) -> None:
+            for causes, action in lane:
+                self.step(causes, action)
+
+        with ThreadPoolExecutor(max_workers=len(lanes), thread_name_prefix="why-lane") as pool:
+            for done in [pool.submit(run, lane) for lane in lanes]:
+                done.result()
+
+    def start_process(self, name: str, *args: str) -> None:
+        """Start ``airflow <args>`` as ``name`` while no lane is checking the processes."""
+        with self._processes:
+            self.home.start(name, *args)
+
+    def stop_process(self, name: str) -> None:
+        """Stop ``name`` as an operator would, while no lane is checking the processes (it would see it exit)."""
+        with self._processes:
+            self.home.terminate(name)
 
     def rewrite(self, name: str, source: str) -> None:
         path = self.home.dags / name
