@@ -6,8 +6,10 @@ import itertools
 import os
 import resource
 import shutil
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,6 +56,25 @@ def airflow_db():
 
     db.initdb()
     return os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+
+
+@pytest.fixture(autouse=True)
+def _no_gauges_thread_outlives_its_test() -> Iterator[None]:
+    """Stop the cursor functions' health gauges a test's in-process scheduler job started and left running.
+
+    Building an Airflow ``Job`` calls tessera's ``on_starting`` listener, which starts the gauges
+    thread (:mod:`tessera.operators.functions.health`); a scheduler's job the test never completed
+    kept it reading the metadata DB in the worker's later tests: ``test_api_scale`` counted its
+    ``last_successes`` statement as one of the page's (CI, 17 statements instead of 16).
+    """
+    yield
+    health = sys.modules.get("tessera.operators.functions.health")
+    if health is None:  # never imported in this worker: no thread to stop
+        return
+    for gauges in list(health._running):
+        gauges.stop()
+        gauges.join(timeout=10)
+    health._running.clear()
 
 
 # -- Airflow releases older than 3.3 (the compatibility tier, tests/compat) ---------------------------
