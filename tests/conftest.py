@@ -160,7 +160,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 # Session-scoped deployments that several e2e files share: their tests go to one xdist worker, so
 # each deployment starts once.
 SHARED_STACKS = {"postgres_stack": "e2e-postgres", "celery_stack": "e2e-celery", "e2e_home": "e2e-sqlite"}
-_SHARED_STACK_MINUTES = {"e2e-postgres": 6, "e2e-celery": 5, "e2e-sqlite": 4}
+_SHARED_STACK_MINUTES = {"e2e-postgres": 7.5, "e2e-celery": 5, "e2e-sqlite": 3.5}
 """About how long each shared deployment's tests take on an idle 2-core machine (a file marks its own with
 ``pytest.mark.minutes``): the longest start first, so no long one is left to run alone at the end."""
 E2E_TIMEOUT = 1800

@@ -28,8 +28,8 @@ from .conftest import one_deployment
 from .dags_coverage.coverage_policies import POLICIES, timetable_of  # the DAG file the deployment parses
 from .harness import AirflowHome, _utc
 
-# About 2 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
-pytestmark = [pytest.mark.e2e, pytest.mark.minutes(2)]
+# About 4 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.minutes(4)]
 
 DAGS = Path(__file__).resolve().parent / "dags_coverage"
 

@@ -32,8 +32,8 @@ import pytest
 from .conftest import one_deployment
 from .harness import AirflowHome, _utc
 
-# About 2 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
-pytestmark = [pytest.mark.e2e, pytest.mark.minutes(2)]
+# About 2.5 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.minutes(2.5)]
 
 DAGS = Path(__file__).resolve().parent / "dags_overlap"
 PERIOD = datetime.timedelta(seconds=10)

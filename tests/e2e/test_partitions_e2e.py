@@ -28,8 +28,8 @@ import pytest
 from .conftest import api_server_healthy, keep_artifacts_if_failed
 from .harness import AirflowHome, _free_port
 
-# About 3 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
-pytestmark = pytest.mark.minutes(3)
+# About 4 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = pytest.mark.minutes(4)
 
 DAGS = Path(__file__).resolve().parent / "dags_partitions"
 DAY = "2025-10-26"  # Europe's fall-back day: Amsterdam's clock shows 02:00-03:00 twice.

@@ -33,7 +33,7 @@ import pytest
 from .conftest import one_deployment
 from .harness import AirflowHome, _utc
 
-pytestmark = [pytest.mark.e2e, pytest.mark.minutes(4)]
+pytestmark = [pytest.mark.e2e, pytest.mark.minutes(3.5)]
 
 DAGS = Path(__file__).resolve().parent / "dags_restart"
 ONE_SLOT = ("e2e_restart_buffer_one", "e2e_restart_skip")

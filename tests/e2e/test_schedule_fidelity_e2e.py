@@ -37,8 +37,8 @@ import pytest
 from .conftest import admin_api, api_server_healthy, keep_artifacts_if_failed
 from .harness import AirflowHome, _free_port, _utc
 
-# About 7 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
-pytestmark = [pytest.mark.e2e, pytest.mark.minutes(7)]
+# About 8 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.minutes(8)]
 
 WAIT = 420
 SECOND = datetime.timedelta(seconds=1)

@@ -88,10 +88,10 @@ LOCK_HELD_SECONDS = 10
 ATTEMPTS = 3
 """How often a fixture asks again after an answer a busy database explains (500, or none)."""
 
-# About 3 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
+# About 2 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.minutes(3),
+    pytest.mark.minutes(2),
     pytest.mark.skipif(
         not CHROMIUM.exists(),
         reason="needs Debian's Chromium: apt-get update && apt-get install -y chromium chromium-driver",
