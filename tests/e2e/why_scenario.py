@@ -185,18 +185,19 @@ class Corpus:
         finally:
             self.facts.setdefault("step_seconds", {})["+".join(causes)] = round(time.monotonic() - started, 1)
 
-    def lanes(self, *lanes: Sequence[tuple[tuple[str, ...], Callable[[], None]]]) -> None:
+    def lanes(self, *lanes: Sequence[tuple[tuple[str, ...], Callable[[Corpus], None]]]) -> None:
         """Run each lane's steps in order, the lanes side by side; return when every lane has ended.
 
         Most steps wait for the deployment (a run to start, a sleep to pass an occurrence) on DAGs of
         their own: run one after the other, they took about 320 s; side by side, about as long as the
-        longest lane. A step that needs another's facts goes after it in the same lane. Each step
-        catches its own failure (:meth:`step`), so a lane always ends; every wait in it is bounded.
+        longest lane. A step (the causes it feeds, and a function of the corpus) that needs another's
+        facts goes after it in the same lane. Each step catches its own failure (:meth:`step`), so a
+        lane always ends; every wait in it is bounded.
         """
 
-        def run(lane: Sequence[tuple[tuple[str, ...], Callable[[], None]]]) -> None:
+        def run(lane: Sequence[tuple[tuple[str, ...], Callable[[Corpus], None]]]) -> None:
             for causes, action in lane:
-                self.step(causes, action)
+                self.step(causes, lambda action=action: action(self))
 
         with ThreadPoolExecutor(max_workers=len(lanes), thread_name_prefix="why-lane") as pool:
             for done in [pool.submit(run, lane) for lane in lanes]:
