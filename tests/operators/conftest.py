@@ -10,6 +10,7 @@ control file the DAG file reads, so a test flips it between fires.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -271,3 +272,24 @@ def recorded_stats() -> Iterator[type[RecordingStats]]:
     initialize_stats(stats, RecordingStats)
     yield RecordingStats
     initialize_stats(stats, TaskNoStatsLogger)
+
+
+def missing(reason: str) -> None:
+    """Skip for ``reason`` on a laptop; fail in CI (``CI`` set), where ``.ci/run`` installs what is missing."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def postgres_server() -> Iterator[Any]:
+    """A throwaway PostgreSQL cluster (``scripts/postgres.sh``), deleted after the module that asked for it."""
+    if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        missing("PostgreSQL server binaries not installed (/usr/lib/postgresql/*/bin); run scripts/postgres.sh install")
+    from tests.e2e.conftest import PostgresServer
+
+    server = PostgresServer()
+    try:
+        yield server
+    finally:
+        server.stop()

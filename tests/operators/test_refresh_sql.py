@@ -7,14 +7,12 @@ markers differ.
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 import random
 import sqlite3
 import textwrap
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,7 @@ from tessera.operators.refresh_sql import (
     fingerprint,
 )
 
-from .conftest import BUNDLE_CONFIG, dags_folder_bundle
+from .conftest import BUNDLE_CONFIG, dags_folder_bundle, missing
 
 TOTALS = "SELECT region, COUNT(*) AS n FROM orders GROUP BY region"
 # Stands in for a newer version of the DAG writing the same table while this run is between
@@ -264,34 +262,6 @@ def _postgres_run(url: str) -> Callable[[str], list[tuple[Any, ...]]]:
     return run
 
 
-@pytest.fixture(scope="module")
-def postgres_server() -> Iterator[Any]:
-    """A throwaway PostgreSQL cluster (``scripts/postgres.sh``), deleted after this module.
-
-    Skipped on a laptop without the server binaries or the ``postgres`` Airflow provider;
-    in CI (``CI`` set) their absence fails, as in the end-to-end tier.
-    """
-    reason = None
-    if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
-        reason = "PostgreSQL server binaries not installed (/usr/lib/postgresql/*/bin); run scripts/postgres.sh install"
-    else:
-        try:
-            import airflow.providers.postgres.hooks.postgres  # noqa: F401
-        except ImportError:
-            reason = "no Airflow provider for PostgreSQL connections: pip install apache-airflow-providers-postgres"
-    if reason is not None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI: {reason}")
-        pytest.skip(reason)
-    from tests.e2e.conftest import PostgresServer
-
-    server = PostgresServer()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def target(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, airflow_db: str) -> Target:
     """An empty target database (a new one per test), as the Airflow connection ``refresh_target``."""
@@ -301,6 +271,10 @@ def target(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.M
         return Target("sqlite", "refresh_target", "main", "?", _sqlite_run(path))
     from sqlalchemy.engine import make_url
 
+    try:
+        import airflow.providers.postgres.hooks.postgres  # noqa: F401
+    except ImportError:
+        missing("no Airflow provider for PostgreSQL connections: pip install apache-airflow-providers-postgres")
     url = request.getfixturevalue("postgres_server").create_database(f"refresh_{uuid.uuid4().hex[:12]}")
     parts = make_url(url)
     connection = {"conn_type": "postgres", "host": parts.host, "port": parts.port, "login": parts.username}
