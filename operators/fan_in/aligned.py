@@ -25,13 +25,12 @@ creates one asset-triggered run that consumes those events.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from tessera.operators.schedules.identity import ALIGN_TAG, schedule_of_uri
 
-from .._airflow import dialect_name
+from .queue import queue_children
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -94,23 +93,9 @@ def release_aligned(asset_id: int, fire: str, session: Session) -> list[str]:
     for child in aligned_consumers(asset_id, session):
         parents = _parent_assets(child, session)
         if parents and all(_completed(parent, fire, session) for parent in parents):
-            _queue(child, parents, session)
+            queue_children([(parent, child) for parent in parents], session)
             released.append(child)
     return released
-
-
-def _queue(child: str, parents: Iterable[int], session: Session) -> None:
-    """A queue row per parent asset for ``child``; an existing one is kept (no savepoint, see release._emit)."""
-    from airflow.models.asset import AssetDagRunQueue
-    from sqlalchemy import insert
-
-    rows = [{"asset_id": asset_id, "target_dag_id": child} for asset_id in parents]
-    dialect = dialect_name(session)
-    if dialect in ("postgresql", "sqlite"):
-        dialect_insert = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert
-        session.execute(dialect_insert(AssetDagRunQueue).values(rows).on_conflict_do_nothing())
-    else:
-        session.execute(insert(AssetDagRunQueue).values(rows).prefix_with("IGNORE"))
 
 
 def window_line(consumed: Iterable[tuple[str, str]], parents: Iterable[str]) -> str | None:

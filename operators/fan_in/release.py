@@ -14,7 +14,6 @@ completes several fires before the others complete one releases the child once.
 from __future__ import annotations
 
 import datetime
-import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -29,10 +28,11 @@ from tessera.operators.schedules.runs import (
 )
 from tessera.operators.schedules.state import read_state, write_state
 
-from .._airflow import dialect_name, utcnow
+from .._airflow import utcnow
 from ..run_notes import append
 from .aligned import aligned_consumers, release_aligned, window_line
 from .freshness import ParentFire, release_note, stale_parents
+from .queue import queue_children
 
 if TYPE_CHECKING:
     from airflow.models.dagrun import DagRun
@@ -89,14 +89,12 @@ def _emit(asset_id: int, dag_run: DagRun, facts: dict[str, Any], session: Sessio
     """One event on the schedule's asset, and a queue row for each unpaused DAG scheduled on it.
 
     What ``AssetManager.register_asset_change`` records for a plain asset, written here
-    because on SQLite (and MySQL) it queues consumers inside a SAVEPOINT, whose release
-    the scheduler's commit guard refuses ("UNEXPECTED COMMIT") while this listener runs.
-    Inserting with "on conflict do nothing" needs no savepoint; the existing row of a
+    (see :mod:`.queue` for why its queue rows are not Airflow's): the existing row of a
     child already waiting on this schedule is kept, which is what releases it once.
     """
-    from airflow.models.asset import AssetDagRunQueue, AssetEvent, DagScheduleAssetReference
+    from airflow.models.asset import AssetEvent, DagScheduleAssetReference
     from airflow.models.dag import DagModel
-    from sqlalchemy import insert, select
+    from sqlalchemy import select
 
     event = AssetEvent(
         asset_id=asset_id, extra={"tessera": facts}, source_dag_id=dag_run.dag_id, source_run_id=dag_run.run_id
@@ -112,14 +110,7 @@ def _emit(asset_id: int, dag_run: DagRun, facts: dict[str, Any], session: Sessio
     consumers = [dag_id for dag_id in consumers if dag_id not in aligned]
     if not consumers:
         return
-    rows = [{"asset_id": asset_id, "target_dag_id": dag_id} for dag_id in consumers]
-    dialect = dialect_name(session)
-    if dialect in ("postgresql", "sqlite"):
-        dialect_insert = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert
-        statement = dialect_insert(AssetDagRunQueue).values(rows).on_conflict_do_nothing()
-    else:
-        statement = insert(AssetDagRunQueue).values(rows).prefix_with("IGNORE")
-    session.execute(statement)
+    queue_children([(asset_id, dag_id) for dag_id in consumers], session)
 
 
 def last_completed(parents: list[str], session: Session) -> dict[str, datetime.datetime | None]:
