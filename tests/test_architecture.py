@@ -10,7 +10,8 @@
 - a module is one concept and a concept that outgrows it is a package: no family of three or more
   sibling modules sharing a name prefix (``why_records``, ``why_verdict``, ...) beyond those listed
 - no import circle within a layer: the cadences depend on the base, not the other way round;
-- one home per fact, checked by value: the supported years appear as literals only in their home.
+- one home per fact, checked by value: the supported years appear as literals only in their home;
+- one writer of Airflow's asset queue rows (``operators/fan_in/queue.py``).
 """
 
 from __future__ import annotations
@@ -273,6 +274,21 @@ def test_each_rule_is_stated_in_one_place(rule: str):
         extra = set(modules) - {home} - allowed.get(name, set())
         assert home in modules, f"{rule}: {name} is no longer defined in {home}"
         assert not extra, f"{rule}: {name} is defined again in {sorted(extra)}; call the one in {home}"
+
+
+def test_the_childrens_queue_rows_are_written_in_one_place():
+    """Only ``operators/fan_in/queue.py`` names Airflow's asset queue model: the insert that waits for a
+    scheduler holding the rows (not ``ON CONFLICT DO NOTHING``, which loses the fire) is written once."""
+    home = REPO / "operators/fan_in/queue.py"
+    users = []
+    for path in _sources():
+        for node in ast.walk(_tree(path)):
+            named = (isinstance(node, ast.Name) and node.id == "AssetDagRunQueue") or (
+                isinstance(node, ast.alias) and node.name == "AssetDagRunQueue"
+            )
+            if named and path != home:
+                users.append(f"{path.relative_to(REPO)}:{getattr(node, 'lineno', '?')}")
+    assert users == [], f"queue a child through tessera.operators.fan_in.queue.queue_children, not {users}"
 
 
 _CLOCK_READS = {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today")}
