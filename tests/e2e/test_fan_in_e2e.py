@@ -147,6 +147,18 @@ def _child_runs(home: AirflowHome) -> list[dict]:
     return runs
 
 
+def _completed_after(events: list[dict], cut: datetime.datetime | None) -> dict | None:
+    """The event that completes the first set of parent fires after ``cut`` (``None``: of all fires)."""
+    waiting = set(PARENTS)
+    for event in events:
+        if cut is not None and event["at"] <= cut:
+            continue
+        waiting.discard(event["parent"])
+        if not waiting:
+            return event
+    return None
+
+
 @pytest.mark.e2e
 def test_the_child_runs_once_per_complete_set_of_parent_fires(fan_in_stack: AirflowHome) -> None:
     home = fan_in_stack
@@ -171,36 +183,32 @@ def _check(home: AirflowHome) -> None:
         assert not run["consumed"] & seen, "a parent fire released the child twice"
         seen |= run["consumed"]
 
-    # Exactly once per complete set: replaying the parent fires in order, each time every parent
-    # has a fire the child has not reacted to, a child run appears at that instant, and fires
-    # that land before that run is created were absorbed by it (Airflow's queue holds one row
-    # per parent). No complete set goes without a run, and no run without a complete set.
-    pending: set[str] = set()
+    # Exactly once per complete set. A run cuts the parents' fires where its scheduler read the child's
+    # queue rows: fires before the cut released it or were absorbed by it (Airflow keeps one row per
+    # parent), fires after it count toward the next run. The cut is not recorded, only bounded: at or
+    # after the run's date (the newest row it read) and before its row was written. So the next run
+    # comes at the first instant every parent has a fire past the cut: no earlier than that instant
+    # for the earliest cut, no later than for the latest (+1 s: a queue row is dated just after its
+    # event). No complete set goes without a run, and no run without a complete set.
     releases = []
-    absorb_until = None
-    for event in events:
-        if absorb_until is not None and event["at"] <= absorb_until:
-            continue
-        absorb_until = None
-        pending.add(event["parent"])
-        if pending == set(PARENTS):
-            releases.append(event)
-            pending = set()
-            following = [run for run in runs if run["run_after"] >= event["at"]]
-            if not following:
-                break  # the observation ended before this run finished
-            absorb_until = following[0]["created"]
-    assert len(releases) >= len(runs)
-    for run, release in zip(runs, releases, strict=False):
-        assert datetime.timedelta(0) <= run["run_after"] - release["at"] < datetime.timedelta(seconds=1), (
+    cut: tuple[datetime.datetime | None, datetime.datetime | None] = (None, None)  # the first run: every fire
+    for run in runs:
+        earliest, latest = _completed_after(events, cut[0]), _completed_after(events, cut[1])
+        assert earliest is not None, ("a run without a complete set of parent fires", run, cut)
+        latest = latest or earliest
+        assert earliest["at"] <= run["run_after"] < latest["at"] + datetime.timedelta(seconds=1), (
             run,
-            release,
+            cut,
+            earliest,
+            latest,
         )
+        releases.append(earliest if run["run_after"] - earliest["at"] < datetime.timedelta(seconds=1) else latest)
+        cut = (run["run_after"], run["created"])
 
     # A failed parent still releases the child: the failing schedule's fires all failed.
     failing = [event for event in events if event["parent"] == "e2e_failing"]
     assert failing and all(run.endswith("(failed)") for event in failing for run in event["extra"]["runs"])
-    assert any(release["parent"] == "e2e_failing" for release in releases[: len(runs)])
+    assert any(release["parent"] == "e2e_failing" for release in releases)
     assert {state for (state,) in home.query("SELECT state FROM dag_run WHERE dag_id = 'e2e_failing_load'")} <= {
         "failed",
         "running",
