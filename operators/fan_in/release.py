@@ -107,10 +107,7 @@ def _emit(asset_id: int, dag_run: DagRun, facts: dict[str, Any], session: Sessio
         .where(DagScheduleAssetReference.asset_id == asset_id, DagModel.is_paused.is_(False))
     ).all()
     aligned = set(aligned_consumers(asset_id, session))  # queued per whole window, by release_aligned
-    consumers = [dag_id for dag_id in consumers if dag_id not in aligned]
-    if not consumers:
-        return
-    queue_children([(asset_id, dag_id) for dag_id in consumers], session)
+    queue_children([(asset_id, dag_id) for dag_id in consumers if dag_id not in aligned], session)
 
 
 def last_completed(parents: list[str], session: Session) -> dict[str, datetime.datetime | None]:
