@@ -87,6 +87,28 @@ def name(pid: int) -> str:
     return " ".join(words)[:60] or str(pid)
 
 
+def waiting_in(pid: int) -> str:
+    """Where ``pid``'s threads wait in the kernel (``/proc/<pid>/task/*/wchan``), counted: "2 pipe_read, 1 do_wait".
+
+    Said of a process that outlived its stop signal: a reader (``pipe_read``), a lock
+    (``futex_wait_queue``) or a child (``do_wait``) tells which of Airflow's waits held it.
+    """
+    counts: dict[str, int] = {}
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return "gone"
+    for task in sorted(tasks):
+        try:
+            with open(f"/proc/{pid}/task/{task}/wchan") as wchan:
+                where = wchan.read().strip()
+        except OSError:
+            continue
+        where = "running" if where in ("", "0") else where
+        counts[where] = counts.get(where, 0) + 1
+    return ", ".join(f"{count} {where}" for where, count in sorted(counts.items())) or "unknown"
+
+
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 
 
