@@ -93,7 +93,7 @@ def test_each_deployment_and_each_shared_module_fixture_stays_on_one_worker(tmp_
             started[worker].append(group)
     # The longest deployments (pytest.mark.minutes) are handed out first: each worker begins with one of them.
     firsts = {groups[0] for groups in started.values()}
-    longest = {"tests/e2e/test_schedule_fidelity_e2e.py", "e2e-postgres"}  # 8 and 7.5 minutes (the shared one)
+    longest = {"e2e-postgres", "e2e-celery"}  # 7.5 and 5 minutes (the shared ones)
     assert firsts == longest, started
     assert len(order[SHARED_FIXTURE_MODULE]) >= 10, order[SHARED_FIXTURE_MODULE]  # the fast module: one group
     assert len(workers) >= 11, sorted(workers)  # the e2e files and shared deployments, each a group

@@ -1,4 +1,4 @@
-"""Declared schedules' overlap, CATCHUP, TIMEOUT and RETRIES, backoff, refresh and Backfill(limit), end to end.
+"""Declared schedules' overlap, CATCHUP, TIMEOUT and RETRIES, backoff and refresh, end to end.
 
 One deployment on SQLite (API server, dag-processor, scheduler, LocalExecutor workers), the
 DAGs below, and the behaviour each specification sentence promises, read from the rows the
@@ -18,9 +18,13 @@ scheduler wrote:
   failure is counted after the first run's two, not from 1;
 - ``fid_backoff_forever`` (default ``backoff``): retries never stop on their own; pausing holds
   them, unpausing resumes them;
-- ``fid_refresh``: a ``dags test`` dry run is not a refresh to coalesce with;
-- ``fid_backfill`` (``Backfill(limit=2)``): after the scheduler was down, the newest due
-  occurrence and the 2 missed before it run (last: it stops and restarts the scheduler).
+- ``fid_refresh``: a ``dags test`` dry run is not a refresh to coalesce with.
+
+The tests run in the order that overlaps their waits: the catch-up and backoff stories first,
+while the 45 s runs of ``fid_buffer`` and ``fid_skip`` pile up, whose tests then read runs
+already finished. ``Backfill(limit=N)`` after downtime is not here: a scheduler stopped for a
+minute is ``test_restart_downtime_e2e.py``'s whole deployment (newest tick and the three
+before it, exactly) and the why corpus's ``backfill_limit``.
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ import pytest
 from .conftest import admin_api, api_server_healthy, keep_artifacts_if_failed
 from .harness import AirflowHome, _free_port, _utc
 
-# About 8 minutes on an idle machine: make test starts the longest deployments first (tests/conftest.py).
-pytestmark = [pytest.mark.e2e, pytest.mark.minutes(8)]
+# About 3 minutes on an idle machine (4 in CI): make test starts the longest deployments first (tests/conftest.py).
+pytestmark = [pytest.mark.e2e, pytest.mark.minutes(4)]
 
 WAIT = 420
 SECOND = datetime.timedelta(seconds=1)
@@ -53,7 +57,7 @@ from airflow.sdk import DAG
 from tessera.operators.backoff import backoff
 from tessera.operators.schedules.schedule import Schedule
 from tessera.operators.schedules.schedule_set import ScheduleSet
-from tessera.timetables import Backfill, Every, Fixed
+from tessera.timetables import Every, Fixed
 
 S = ScheduleSet(
     [
@@ -101,8 +105,6 @@ forever = backoff("20s", first="2s")
 with DAG("fid_backoff_forever", schedule=Every("1h", phase=Fixed("0s")), default_args=forever, **plain):
     PythonOperator(task_id="load", python_callable=fail)
 with DAG("fid_refresh", schedule=Every("1d", phase=Fixed("{refresh_phase}")), **plain):
-    EmptyOperator(task_id="work")
-with DAG("fid_backfill", schedule=Every("20s", phase=Fixed("0s"), catch_up=Backfill(limit=2)), **plain):
     EmptyOperator(task_id="work")
 """
 
@@ -202,78 +204,6 @@ def _dropped(skips: list[dict], reason: str) -> set[datetime.datetime]:
             first, last = _utc(skip["first"]), _utc(skip["last"])
             found |= {first + n * 20 * SECOND for n in range(int((last - first) / (20 * SECOND)) + 1)}
     return found
-
-
-# -- MAX_CONCURRENT: a fire that finds the slot taken is queued, never silently dropped -----------------
-
-
-def test_a_fire_that_finds_max_concurrent_reached_is_queued_and_runs_when_the_slot_frees(stack: AirflowHome) -> None:
-    runs = _finished_runs(stack, "fid_buffer", 3)
-    first, second = runs[0], runs[1]
-    # The first run holds the slot for 45 s and more: the fires 20 s and 40 s later find it taken.
-    assert second["occurrence"] == first["occurrence"] + 20 * SECOND, "the first fire that found the slot taken"
-    assert second["created"] >= first["end"], "queued until the slot freed"
-    assert second["created"] - first["end"] < 15 * SECOND, "and created as soon as it freed"
-    assert second["note"] and "Queued: this fire came due at" in second["note"], second["note"]
-    assert "while MAX_CONCURRENT 1 run(s) of fid_buffer were in flight (overlap buffer_one)" in second["note"]
-    # Every fire from the first run to the newest started one is either a run or recorded as dropped, never
-    # lost. A run records the fires before it as it starts, and Airflow commits a new run (queued) before it
-    # starts it: the newest run read may not have recorded its fires yet, and the skips are read after the runs.
-    ran = {run["occurrence"] for run in runs}
-    skips = _skips(stack, "fid_buffer")
-    full = _dropped(skips, "BufferFull")
-    # A scheduler that created the queued run over a minute after the slot freed (CI's SQLite stalls) ran the
-    # newest fire instead, as after downtime, and recorded the others so.
-    dropped = full | _dropped(skips, "MissedDeadline")
-    newest = max(run["occurrence"] for run in runs if run["start"] is not None)
-    every = {first["occurrence"] + n * 20 * SECOND for n in range(int((newest - first["occurrence"]) / (20 * SECOND)))}
-    assert every <= ran | dropped, sorted(every - ran - dropped)
-    assert not ran & dropped
-    assert first["occurrence"] + 40 * SECOND in full, "the fire that came while one was already queued"
-    for before, after in zip(runs, runs[1:], strict=False):  # one at a time
-        if before["end"] is not None and after["start"] is not None:
-            assert after["start"] >= before["end"]
-
-
-def test_overlap_skip_runs_no_fire_that_came_while_a_run_was_in_flight(stack: AirflowHome) -> None:
-    runs = _finished_runs(stack, "fid_skip", 2)
-    for before, after in zip(runs, runs[1:], strict=False):
-        if before["end"] is not None:
-            assert after["run_after"] >= before["end"], "a fire due during the previous run never runs"
-    dropped = _dropped(_skips(stack, "fid_skip"), "ConcurrencyForbidden")
-    assert {runs[0]["occurrence"] + 20 * SECOND, runs[0]["occurrence"] + 40 * SECOND} <= dropped
-
-
-# -- TIMEOUT and RETRIES: one attempt of the whole pipeline, retried as a whole ----------------------
-
-
-def test_timeout_bounds_each_attempt_of_the_whole_pipeline_and_a_timeout_is_retried(stack: AirflowHome) -> None:
-    def failed() -> dict | None:
-        runs = _runs(stack, "fid_timeout")
-        return runs[0] if runs and runs[0]["state"] == "failed" else None
-
-    run = stack.wait_for("fid_timeout's run to fail for good", failed, timeout=WAIT)
-    assert run["clears"] == 1, "one retry: two attempts"
-    note = run["note"] or ""
-    assert "Retry: attempt 1 of 2 failed (it ran past its TIMEOUT); attempt 2 may start at" in note, note
-    assert "Failed: attempt 2 of 2 failed (it ran past its TIMEOUT); RETRIES 1 used up." in note, note
-    # This run's tasks and retry only: a deployment started just before an hour also runs the next hour's
-    # occurrence (CI: 04:58 and 05:00). The last attempt was stopped (the scheduler checks once a loop), not
-    # let run to its end: its last task never succeeded. (With two tasks a retry reran only b, 5 s, and a slow
-    # loop could see it succeed first.)
-    tasks = dict(
-        stack.query(
-            "SELECT task_id, state FROM task_instance WHERE dag_id = 'fid_timeout' AND run_id = ?", run["run_id"]
-        )
-    )
-    assert tasks["c"] != "success", tasks
-    retry = stack.query(
-        "SELECT dttm FROM log WHERE dag_id = 'fid_timeout' AND event = 'tessera.schedule.retry' AND run_id = ?",
-        run["run_id"],
-    )
-    assert len(retry) == 1
-    assert run["start"] >= _utc(retry[0][0]) + 2 * SECOND, "RETRY_DELAY 2 s before the second attempt"
-    assert run["run_after"] < _utc(retry[0][0]), "the attempt's run_after is its occurrence's again"
 
 
 # -- CATCHUP: exactly the fires due while inactive, oldest first, one at a time -------------------------
@@ -391,6 +321,38 @@ def test_backoff_retries_never_stop_on_their_own_and_a_pause_holds_them(stack: A
     home.wait_for("the retries to resume", lambda: task()[1] > held, timeout=90)
 
 
+# -- TIMEOUT and RETRIES: one attempt of the whole pipeline, retried as a whole ----------------------
+
+
+def test_timeout_bounds_each_attempt_of_the_whole_pipeline_and_a_timeout_is_retried(stack: AirflowHome) -> None:
+    def failed() -> dict | None:
+        runs = _runs(stack, "fid_timeout")
+        return runs[0] if runs and runs[0]["state"] == "failed" else None
+
+    run = stack.wait_for("fid_timeout's run to fail for good", failed, timeout=WAIT)
+    assert run["clears"] == 1, "one retry: two attempts"
+    note = run["note"] or ""
+    assert "Retry: attempt 1 of 2 failed (it ran past its TIMEOUT); attempt 2 may start at" in note, note
+    assert "Failed: attempt 2 of 2 failed (it ran past its TIMEOUT); RETRIES 1 used up." in note, note
+    # This run's tasks and retry only: a deployment started just before an hour also runs the next hour's
+    # occurrence (CI: 04:58 and 05:00). The last attempt was stopped (the scheduler checks once a loop), not
+    # let run to its end: its last task never succeeded. (With two tasks a retry reran only b, 5 s, and a slow
+    # loop could see it succeed first.)
+    tasks = dict(
+        stack.query(
+            "SELECT task_id, state FROM task_instance WHERE dag_id = 'fid_timeout' AND run_id = ?", run["run_id"]
+        )
+    )
+    assert tasks["c"] != "success", tasks
+    retry = stack.query(
+        "SELECT dttm FROM log WHERE dag_id = 'fid_timeout' AND event = 'tessera.schedule.retry' AND run_id = ?",
+        run["run_id"],
+    )
+    assert len(retry) == 1
+    assert run["start"] >= _utc(retry[0][0]) + 2 * SECOND, "RETRY_DELAY 2 s before the second attempt"
+    assert run["run_after"] < _utc(retry[0][0]), "the attempt's run_after is its occurrence's again"
+
+
 # -- refresh: a dry run is not a refresh -------------------------------------------------------------------
 
 
@@ -409,35 +371,41 @@ def test_a_refresh_right_after_a_dags_test_dry_run_starts_a_run(stack: AirflowHo
     assert answer["run"]["triggered_by"] != "test"
 
 
-# -- Backfill(limit=N): the newest due occurrence plus the N most recent missed ones -------------------------
+# -- MAX_CONCURRENT: a fire that finds the slot taken is queued, never silently dropped -----------------
 
 
-def test_after_downtime_backfill_limit_runs_the_newest_and_that_many_missed(stack: AirflowHome) -> None:
-    home = stack
-    before = _finished_runs(home, "fid_backfill", 1)
+def test_a_fire_that_finds_max_concurrent_reached_is_queued_and_runs_when_the_slot_frees(stack: AirflowHome) -> None:
+    runs = _finished_runs(stack, "fid_buffer", 3)
+    first, second = runs[0], runs[1]
+    # The first run holds the slot for 45 s and more: the fires 20 s and 40 s later find it taken.
+    assert second["occurrence"] == first["occurrence"] + 20 * SECOND, "the first fire that found the slot taken"
+    assert second["created"] >= first["end"], "queued until the slot freed"
+    assert second["created"] - first["end"] < 15 * SECOND, "and created as soon as it freed"
+    assert second["note"] and "Queued: this fire came due at" in second["note"], second["note"]
+    assert "while MAX_CONCURRENT 1 run(s) of fid_buffer were in flight (overlap buffer_one)" in second["note"]
+    # Every fire from the first run to the newest started one is either a run or recorded as dropped, never
+    # lost. A run records the fires before it as it starts, and Airflow commits a new run (queued) before it
+    # starts it: the newest run read may not have recorded its fires yet, and the skips are read after the runs.
+    ran = {run["occurrence"] for run in runs}
+    skips = _skips(stack, "fid_buffer")
+    full = _dropped(skips, "BufferFull")
+    # A scheduler that created the queued run over a minute after the slot freed (CI's SQLite stalls) ran the
+    # newest fire instead, as after downtime, and recorded the others so.
+    dropped = full | _dropped(skips, "MissedDeadline")
+    newest = max(run["occurrence"] for run in runs if run["start"] is not None)
+    every = {first["occurrence"] + n * 20 * SECOND for n in range(int((newest - first["occurrence"]) / (20 * SECOND)))}
+    assert every <= ran | dropped, sorted(every - ran - dropped)
+    assert not ran & dropped
+    assert first["occurrence"] + 40 * SECOND in full, "the fire that came while one was already queued"
+    for before, after in zip(runs, runs[1:], strict=False):  # one at a time
+        if before["end"] is not None and after["start"] is not None:
+            assert after["start"] >= before["end"]
 
-    # Stop the scheduler with no run in flight: a run left running through the downtime holds the one slot
-    # (max_active_runs 1), and the fires due meanwhile are then queued behind it by the overlap policy
-    # (allow_all owes them all), not caught up (seen once: stopped a second after a run was created).
-    def between_runs() -> bool:
-        newest = _runs(home, "fid_backfill")[-1]
-        return newest["state"] == "success" and _utc_now() - newest["occurrence"] < 15 * SECOND
 
-    home.wait_for("fid_backfill's newest run to finish before the next is due", between_runs, timeout=WAIT)
-    home.terminate("scheduler")
-    stopped = _utc_now()
-    time.sleep(90)  # four or five 20 s occurrences pass while the scheduler is down
-    restarted = _utc_now()
-    home.start("scheduler", "scheduler")
-    last_before = max(run["occurrence"] for run in _runs(home, "fid_backfill") if run["created"] < stopped)
-    assert last_before >= before[0]["occurrence"]
-
-    def caught_up() -> list[dict] | None:
-        runs = [run for run in _runs(home, "fid_backfill") if run["created"] >= restarted]
-        return runs if len(runs) >= 3 and all(r["state"] == "success" for r in runs[:3]) else None
-
-    runs = home.wait_for("the catch-up after the downtime", caught_up, timeout=WAIT)
-    newest_due = runs[0]["created"]  # the first catch-up run is created right after the restart
-    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-    newest = epoch + ((newest_due - epoch) // (20 * SECOND)) * 20 * SECOND
-    assert [run["occurrence"] for run in runs[:3]] == [newest - 40 * SECOND, newest - 20 * SECOND, newest]
+def test_overlap_skip_runs_no_fire_that_came_while_a_run_was_in_flight(stack: AirflowHome) -> None:
+    runs = _finished_runs(stack, "fid_skip", 2)
+    for before, after in zip(runs, runs[1:], strict=False):
+        if before["end"] is not None:
+            assert after["run_after"] >= before["end"], "a fire due during the previous run never runs"
+    dropped = _dropped(_skips(stack, "fid_skip"), "ConcurrencyForbidden")
+    assert {runs[0]["occurrence"] + 20 * SECOND, runs[0]["occurrence"] + 40 * SECOND} <= dropped
