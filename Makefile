@@ -35,16 +35,16 @@ demo: export TESSERA_DEMO_VENV = $(abspath $(VENV))
 demo: venv
 	bash scripts/demo.sh
 
-# On TEST_WORKERS processes (pytest-xdist): 5 on the 2-core machine. An e2e deployment mostly waits for its
-# schedules' clock (the fidelity file's deployment left the machine 86% idle), so 2 workers left the cores
-# half idle: the whole suite took 30-37 minutes on 2 and 17-27 on 4, 34 on a slow day (the machine's speed
-# varies). On 4 the cores were busy 68% of a 22-minute CI run (the why corpus's deployments spend 8 minutes
-# each mostly waiting); on 5, with the same tests, the suite took 20 minutes instead of 22. Each e2e file, or set of files sharing one
-# deployment, stays on one worker (xdist_group, see tests/conftest.py),
+# On TEST_WORKERS processes (pytest-xdist): 6 on the 2-core machine. An e2e deployment mostly waits for its
+# schedules' clock, so 2 workers left the cores half idle: the whole suite took 30-37 minutes on 2, 17-27 on 4.
+# With the compatibility tiers beside it (.ci/run), the machine is CPU-bound for most of a run, but the cores
+# still idle where several deployments wait at once: a clean-clone .ci/run of one commit took 19:01 on 5
+# workers and 17:35 on 6 (2026-12-05). 7 made an earlier suite slower (22:59 against 20): more deployments at once.
+# Each e2e file, or set of files sharing one deployment, stays on one worker (xdist_group, see tests/conftest.py),
 # and the deployments are handed out longest first (pytest.mark.minutes; --no-loadscope-reorder keeps that
 # order instead of xdist's by number of tests). The rest runs in a random order; the header prints the seed.
 # Each test's span and CPU go to test-artifacts/timeline/ (scripts/timeline.py lays them out).
-TEST_WORKERS ?= 5
+TEST_WORKERS ?= 6
 test: export TESSERA_TIMELINE = $(CURDIR)/test-artifacts/timeline
 test: venv
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
