@@ -228,9 +228,10 @@ class Demo:
                 process.terminate()
             self._until(lambda: all(process.poll() is not None for process in first), SERVICES_GRACE_SECONDS)
         if self.remaining() and not self.hurry:
-            for pid, _ in sorted(self.running()):  # what held each (its threads' waits), for whoever reads the log
-                waits = demo_processes.waiting_in(pid)
-                say(f"  still running: {demo_processes.name(pid)} (pid {pid}; waiting: {waits})")
+            if any(process.poll() is None for process in first):  # one outlived its grace: say what held each
+                for pid, _ in sorted(self.running()):
+                    waits = demo_processes.waiting_in(pid)
+                    say(f"  still running: {demo_processes.name(pid)} (pid {pid}; waiting: {waits})")
             self.send(signal.SIGTERM)
             self._until(lambda: not self.remaining(), API_GRACE_SECONDS)
         if self.remaining():

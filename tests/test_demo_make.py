@@ -7,11 +7,9 @@ and waits. :class:`demo_processes.ParentMake` reads make's signal dispositions f
 
 from __future__ import annotations
 
-import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -63,28 +61,3 @@ def test_a_recipe_not_run_by_make_watches_nothing(tmp_path: Path) -> None:
     (tmp_path / "watch.py").write_text(WATCHER)
     done = subprocess.run([sys.executable, "watch.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.stdout.splitlines()[0] == "not under make"
-
-
-def test_a_process_that_outlives_its_stop_is_described_by_where_its_threads_wait() -> None:
-    """What the supervisor prints of a straggler: here one thread asleep in a timer, one blocked reading a pipe."""
-    sys.path.insert(0, str(REPO / "scripts"))
-    import demo_processes
-
-    straggler = subprocess.Popen(
-        [sys.executable, "-c", "import os, threading, time; r, w = os.pipe(); "
-         "threading.Thread(target=os.read, args=(r, 1), daemon=True).start(); print('ready', flush=True); "
-         "time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert straggler.stdout is not None and straggler.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + 10
-        # The kernel's own function names, which vary by version (pipe_read, anon_pipe_read), in their order.
-        wanted = r"(1 \w*pipe_read, 1 \w*nanosleep|1 \w*nanosleep, 1 \w*pipe_read)"
-        while not re.fullmatch(wanted, seen := demo_processes.waiting_in(straggler.pid)):
-            assert time.monotonic() < deadline, seen
-            time.sleep(0.05)
-    finally:
-        straggler.kill()
-        straggler.wait()
-    assert demo_processes.waiting_in(straggler.pid) == "gone"
