@@ -262,6 +262,8 @@ def no_run_decision(facts: Facts) -> Decision:
         return _dropped_decision(facts, drop, label)
     blocker = blocker_at(facts, due)
     newer = next((r for r in [*facts.runs, *facts.later] if r.automated and r.run_after > due), None)
+    if blocker is not None and _returning_scheduler_owed_it(facts, blocker, due, newer):
+        blocker = None
     decision = Decision("unexplained", "")
     recorded = _covering_skips(facts, due, decision)
     if blocker is None:
@@ -311,6 +313,23 @@ def no_run_decision(facts: Facts) -> Decision:
     decision.verdict = f"Did not run: {label} had no run because {blocker.text}{clause}."
     decision.missing.extend(facts.missing)
     return decision
+
+
+def _returning_scheduler_owed_it(facts: Facts, blocker: Blocker, due: datetime.datetime, newer: RunRow | None) -> bool:
+    """Whether a scheduler that started again after ``due`` still owed it, and created a later run instead.
+
+    Downtime explains an occurrence with no run only when the returning scheduler passed it over
+    (newer ones were due by then) or found it past its starting deadline. Otherwise that scheduler
+    would have run it, so the downtime is not why it has none: a scheduler's very first start a
+    moment after an occurrence whose file was missing then, once the audit log is cleaned, is such a case.
+    """
+    if blocker.cause != "scheduler_down" or blocker.ended is None or blocker.ended > max(facts.at, facts.now):
+        return False
+    if newer is None or newer.created < blocker.ended:  # no run made since its return: it may yet make this one
+        return False
+    view = facts.view
+    newer_count = newer_due(facts.definition.timetable if facts.definition else None, view, blocker.ended)
+    return newer_count < max(view.limit, 1) and not missed_deadline(due, blocker.ended, view.deadline)
 
 
 def _dropped_decision(facts: Facts, drop: Drop, label: str) -> Decision:

@@ -246,6 +246,27 @@ def test_after_the_scheduler_returns_the_older_occurrences_were_passed_over(sess
     assert f"job #{back} (SchedulerJob)" in texts(answer)
 
 
+def test_a_scheduler_that_returned_in_time_to_run_it_is_not_why_it_has_no_run(session):
+    """The first scheduler started a moment after 12:05 (nothing newer was due) and ran 12:10, not 12:05.
+
+    It owed 12:05, so its absence at 12:05 is not the reason; with no audit log, nothing says what was.
+    """
+    scheduler_job(session, at(5.01), NOW, host="sched-a")
+    run(session, "why_every", at(10), created=at(10.05))
+    answer = ask(session, "why_every", at(6))
+    assert answer.cause == "cannot_tell", answer.verdict
+    assert "no scheduler was heartbeating" not in answer.verdict
+
+
+def test_a_scheduler_back_but_with_no_run_made_yet_is_still_why(session):
+    """Back a moment after 12:05 but with no run made since: it may yet make this one, so the downtime is the answer."""
+    scheduler_job(session, at(-60), at(3), host="sched-a")
+    scheduler_job(session, at(5.01), NOW, host="sched-b")
+    run(session, "why_every", at(0))
+    answer = ask(session, "why_every", at(6), now=at(5.5))
+    assert answer.cause == "scheduler_down", answer.verdict
+
+
 def test_max_active_runs_reached_names_the_run_holding_the_slot(session):
     scheduler_job(session, at(-60), NOW)
     holder = run(session, "why_slots", at(0), state="running")
