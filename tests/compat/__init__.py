@@ -70,6 +70,14 @@ NOT_RUN: dict[str, dict[str, str]] = {
 }
 """Rows whose tests cannot run on a release (by its minor), and why: the tier records them ``untested``."""
 
+_FERNET_3_1 = (
+    "Airflow 3.1's get_fernet() sets an attribute on cryptography's MultiFernet, which cryptography 51 "
+    "(released 2026-12-05) made a class that takes none: every encrypted Variable write, a cursor's included, fails"
+)
+HELD_BACK: dict[str, dict[str, str]] = {"3.1": {"cryptography<51": _FERNET_3_1}}
+"""Requirements the tier adds when it installs a release (by its minor), and why: a newer dependency that release
+breaks with, which its own constraints file would hold back (those files are not in the package registries)."""
+
 
 def not_run_here(row: str) -> pytest.MarkDecorator:
     """Skip a test of support-table ``row`` on the releases whose tier does not run it (:data:`NOT_RUN`), saying why."""

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.compat import FEATURE_TESTS, NOT_RUN, REFUSED, SHIPPED
+from tests.compat import FEATURE_TESTS, HELD_BACK, NOT_RUN, REFUSED, SHIPPED
 from tests.shipped.distribution import BIN, REPO, build, constraints
 
 SUPPORT_JSON = REPO / "docs" / "reference" / "support.json"
@@ -122,7 +122,8 @@ def tier(release: str, work: Path) -> dict[str, object]:
         preferred.write_text("".join(line + "\n" for line in constraints().splitlines()
                                      if not line.startswith("apache-airflow")))  # fmt: skip
         wanted = work / "wanted.in"
-        wanted.write_text(f"apache-airflow=={release}\nairflow-tessera[test] @ {built.wheel.as_uri()}\n")
+        held = "".join(f"{requirement}\n" for requirement in HELD_BACK.get(".".join(release.split(".")[:2]), {}))
+        wanted.write_text(f"apache-airflow=={release}\nairflow-tessera[test] @ {built.wheel.as_uri()}\n{held}")
         _run([uv, "pip", "compile", "--quiet", "--python", sys.executable, wanted, "-o", preferred], cwd=work,
              timeout=600)  # fmt: skip
         venv = work / "venv"
